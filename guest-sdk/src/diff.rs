@@ -1,0 +1,180 @@
+//! Structural diffs with detailed, path-level results.
+
+use crate::provider::{DiffChanges, DiffKind, DiffResponse, PropertyDiff};
+use crate::value::{PropertyMap, Value};
+
+/// Builds a [`DiffResponse`] by comparing two property maps.
+///
+/// ```ignore
+/// Differ::new().replace_on_changes(&["length", "keepers"]).diff(&req.old_inputs, &req.news)
+/// ```
+#[derive(Clone, Debug)]
+pub struct Differ {
+    replace_on: Vec<String>,
+    ignore: Vec<String>,
+    input_diff: bool,
+    delete_before_replace: bool,
+}
+
+impl Default for Differ {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Differ {
+    /// Compares old inputs with new inputs (the usual case).
+    pub fn new() -> Self {
+        Differ { replace_on: vec![], ignore: vec![], input_diff: true, delete_before_replace: false }
+    }
+
+    /// A change under any of these top-level keys forces a replacement.
+    pub fn replace_on_changes<S: AsRef<str>>(mut self, keys: &[S]) -> Self {
+        self.replace_on.extend(keys.iter().map(|k| k.as_ref().to_owned()));
+        self
+    }
+
+    /// Top-level keys whose changes are ignored.
+    pub fn ignore<S: AsRef<str>>(mut self, keys: &[S]) -> Self {
+        self.ignore.extend(keys.iter().map(|k| k.as_ref().to_owned()));
+        self
+    }
+
+    /// The old side is the resource's state, not its old inputs.
+    pub fn against_state(mut self) -> Self {
+        self.input_diff = false;
+        self
+    }
+
+    /// Delete the old resource before creating its replacement.
+    pub fn delete_before_replace(mut self, yes: bool) -> Self {
+        self.delete_before_replace = yes;
+        self
+    }
+
+    pub fn diff(&self, olds: &PropertyMap, news: &PropertyMap) -> DiffResponse {
+        let mut detailed = Vec::new();
+        let (mut diffs, mut replaces, mut stables) = (vec![], vec![], vec![]);
+        let keys: std::collections::BTreeSet<&String> = olds.keys().chain(news.keys()).collect();
+        for key in keys {
+            if self.ignore.iter().any(|k| k == key) {
+                continue;
+            }
+            let replace = self.replace_on.iter().any(|k| k == key);
+            let before = detailed.len();
+            self.compare(&path_key("", key), olds.get(key), news.get(key), replace, &mut detailed);
+            if detailed.len() == before {
+                stables.push(key.clone());
+            } else {
+                diffs.push(key.clone());
+                if replace {
+                    replaces.push(key.clone());
+                }
+            }
+        }
+        DiffResponse {
+            changes: if diffs.is_empty() { DiffChanges::None } else { DiffChanges::Some },
+            delete_before_replace: self.delete_before_replace && !replaces.is_empty(),
+            replaces,
+            stables,
+            diffs,
+            detailed_diff: Some(detailed),
+        }
+    }
+
+    fn compare(
+        &self,
+        path: &str,
+        old: Option<&Value>,
+        new: Option<&Value>,
+        replace: bool,
+        out: &mut Vec<(String, PropertyDiff)>,
+    ) {
+        let kind = match (old.map(Value::plain), new.map(Value::plain)) {
+            (None, None) => return,
+            (None, Some(_)) => pick(replace, DiffKind::Add, DiffKind::AddReplace),
+            (Some(_), None) => pick(replace, DiffKind::Delete, DiffKind::DeleteReplace),
+            (Some(Value::Object(a)), Some(Value::Object(b))) => {
+                let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+                for k in keys {
+                    self.compare(&path_key(path, k), a.get(k), b.get(k), replace, out);
+                }
+                return;
+            }
+            (Some(Value::Array(a)), Some(Value::Array(b))) if a.len() == b.len() => {
+                for (i, (x, y)) in a.iter().zip(b).enumerate() {
+                    self.compare(&format!("{path}[{i}]"), Some(x), Some(y), replace, out);
+                }
+                return;
+            }
+            (Some(a), Some(b)) if same(a, b) => return,
+            _ => pick(replace, DiffKind::Update, DiffKind::UpdateReplace),
+        };
+        out.push((path.to_owned(), PropertyDiff { kind, input_diff: self.input_diff }));
+    }
+}
+
+fn pick(replace: bool, plain: DiffKind, replacing: DiffKind) -> DiffKind {
+    if replace { replacing } else { plain }
+}
+
+/// Equal, ignoring secret wrappers; an unknown never equals anything.
+pub fn same(a: &Value, b: &Value) -> bool {
+    match (a.plain(), b.plain()) {
+        (Value::Unknown(_), _) | (_, Value::Unknown(_)) => false,
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same(a, b)),
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
+        }
+        (x, y) => x == y,
+    }
+}
+
+/// Appends a key to a Pulumi property path (`a.b`, `a["b.c"]`).
+fn path_key(path: &str, key: &str) -> String {
+    let simple = key.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    match (path.is_empty(), simple) {
+        (true, true) => key.to_owned(),
+        (false, true) => format!("{path}.{key}"),
+        (_, false) => format!("{path}[{key:?}]"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::props;
+
+    #[test]
+    fn nested_changes_get_paths_and_replace_kinds() {
+        let olds = props! { "length" => 8, "tags" => props! { "env" => "dev", "a.b" => 1 }, "keep" => "x" };
+        let news = props! { "length" => 9, "tags" => props! { "env" => "prod" }, "keep" => Value::secret("x"), "new" => true };
+        let d = Differ::new().replace_on_changes(&["length"]).diff(&olds, &news);
+        assert_eq!(d.changes, DiffChanges::Some);
+        assert_eq!(d.replaces, vec!["length"]);
+        assert_eq!(d.diffs, vec!["length", "new", "tags"]);
+        assert_eq!(d.stables, vec!["keep"]);
+        let detailed: Vec<(String, DiffKind)> =
+            d.detailed_diff.unwrap().into_iter().map(|(p, k)| (p, k.kind)).collect();
+        assert_eq!(
+            detailed,
+            vec![
+                ("length".to_string(), DiffKind::UpdateReplace),
+                ("new".to_string(), DiffKind::Add),
+                ("tags[\"a.b\"]".to_string(), DiffKind::Delete),
+                ("tags.env".to_string(), DiffKind::Update),
+            ]
+        );
+    }
+
+    #[test]
+    fn unknowns_are_changes_and_ignored_keys_are_skipped() {
+        let olds = props! { "a" => 1, "b" => 2 };
+        let news = props! { "a" => Value::Unknown(crate::UnknownKind::Number), "b" => 3 };
+        let d = Differ::new().ignore(&["b"]).diff(&olds, &news);
+        assert_eq!(d.diffs, vec!["a"]);
+        let none = Differ::new().diff(&olds, &olds.clone());
+        assert_eq!(none.changes, DiffChanges::None);
+    }
+}

@@ -1,0 +1,73 @@
+//! Messages to the user, shown by the Pulumi CLI (through `Engine.Log`).
+
+/// How important a message is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Severity {
+    Debug,
+    Info,
+    Warning,
+    Error,
+}
+
+/// Sends a message; `urn` ties it to a resource, `ephemeral` shows it only while current.
+pub fn log(severity: Severity, message: &str, urn: Option<&str>, ephemeral: bool) {
+    #[cfg(target_arch = "wasm32")]
+    {
+        use crate::wit::pulumi::provider::logging as l;
+        let severity = match severity {
+            Severity::Debug => l::Severity::Debug,
+            Severity::Info => l::Severity::Info,
+            Severity::Warning => l::Severity::Warning,
+            Severity::Error => l::Severity::Error,
+        };
+        l::log(severity, message, urn, ephemeral);
+    }
+    // Built natively (unit tests, debugging) there is no host: use stderr.
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        let _ = ephemeral;
+        eprintln!("[{severity:?}] {}{message}", urn.map(|u| format!("{u}: ")).unwrap_or_default());
+    }
+}
+
+pub fn debug(message: &str) {
+    log(Severity::Debug, message, None, false)
+}
+
+pub fn info(message: &str) {
+    log(Severity::Info, message, None, false)
+}
+
+pub fn warn(message: &str) {
+    log(Severity::Warning, message, None, false)
+}
+
+pub fn error(message: &str) {
+    log(Severity::Error, message, None, false)
+}
+
+/// Messages about one resource.
+pub fn for_urn(urn: &str) -> ResourceLog<'_> {
+    ResourceLog(urn)
+}
+
+pub struct ResourceLog<'a>(&'a str);
+
+impl ResourceLog<'_> {
+    pub fn debug(&self, message: &str) {
+        log(Severity::Debug, message, Some(self.0), false)
+    }
+    pub fn info(&self, message: &str) {
+        log(Severity::Info, message, Some(self.0), false)
+    }
+    pub fn warn(&self, message: &str) {
+        log(Severity::Warning, message, Some(self.0), false)
+    }
+    pub fn error(&self, message: &str) {
+        log(Severity::Error, message, Some(self.0), false)
+    }
+    /// A progress message that replaces the previous one.
+    pub fn status(&self, message: &str) {
+        log(Severity::Info, message, Some(self.0), true)
+    }
+}

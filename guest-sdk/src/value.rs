@@ -1,0 +1,321 @@
+//! `Value`: a Pulumi property value as an ordinary recursive Rust enum.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// A resource's properties: keys in sorted order, so output is deterministic.
+pub type PropertyMap = BTreeMap<String, Value>;
+
+/// A property value, with every kind Pulumi can send explicit.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    Null,
+    Bool(bool),
+    Number(f64),
+    String(String),
+    /// A string whose bytes are not valid UTF-8.
+    Bytes(Vec<u8>),
+    Array(Vec<Value>),
+    Object(PropertyMap),
+    Asset(Asset),
+    Archive(Archive),
+    /// The inner value must be kept secret.
+    Secret(Box<Value>),
+    /// Not known yet (a preview); the kind says what it will be.
+    Unknown(UnknownKind),
+    ResourceRef(ResourceRef),
+    Output(Output),
+}
+
+/// What an unknown value will turn out to be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UnknownKind {
+    Bool,
+    Number,
+    String,
+    Array,
+    Asset,
+    Archive,
+    Object,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AssetSource {
+    Text(String),
+    Path(String),
+    Uri(String),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Asset {
+    pub hash: Option<String>,
+    pub source: Option<AssetSource>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ArchiveMember {
+    Asset(Asset),
+    Archive(Archive),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ArchiveSource {
+    Assets(BTreeMap<String, ArchiveMember>),
+    Path(String),
+    Uri(String),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Archive {
+    pub hash: Option<String>,
+    pub source: Option<ArchiveSource>,
+}
+
+/// The ID of a referenced resource.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RefId {
+    Known(String),
+    Unknown,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResourceRef {
+    pub urn: String,
+    /// `None` for component resources.
+    pub id: Option<RefId>,
+    /// Empty when unset.
+    pub package_version: String,
+}
+
+/// A value with its secretness and dependencies (`value: None` = unknown).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Output {
+    pub value: Option<Box<Value>>,
+    pub secret: bool,
+    pub dependencies: Vec<String>,
+}
+
+impl Asset {
+    pub fn text(s: impl Into<String>) -> Self {
+        Asset { hash: None, source: Some(AssetSource::Text(s.into())) }
+    }
+    pub fn path(s: impl Into<String>) -> Self {
+        Asset { hash: None, source: Some(AssetSource::Path(s.into())) }
+    }
+    pub fn uri(s: impl Into<String>) -> Self {
+        Asset { hash: None, source: Some(AssetSource::Uri(s.into())) }
+    }
+}
+
+impl Value {
+    /// Wraps `v` as a secret (idempotent).
+    pub fn secret(v: impl Into<Value>) -> Value {
+        match v.into() {
+            s @ Value::Secret(_) => s,
+            other => Value::Secret(Box::new(other)),
+        }
+    }
+
+    pub fn is_null(&self) -> bool {
+        matches!(self, Value::Null)
+    }
+
+    /// True when this value, or anything inside it, is unknown.
+    pub fn contains_unknowns(&self) -> bool {
+        match self {
+            Value::Unknown(_) => true,
+            Value::Output(o) => o.value.as_ref().is_none_or(|v| v.contains_unknowns()),
+            Value::Secret(v) => v.contains_unknowns(),
+            Value::Array(a) => a.iter().any(Value::contains_unknowns),
+            Value::Object(m) => m.values().any(Value::contains_unknowns),
+            Value::ResourceRef(r) => r.id == Some(RefId::Unknown),
+            _ => false,
+        }
+    }
+
+    /// True when this value, or anything inside it, is secret.
+    pub fn contains_secrets(&self) -> bool {
+        match self {
+            Value::Secret(_) => true,
+            Value::Output(o) => o.secret || o.value.as_ref().is_some_and(|v| v.contains_secrets()),
+            Value::Array(a) => a.iter().any(Value::contains_secrets),
+            Value::Object(m) => m.values().any(Value::contains_secrets),
+            _ => false,
+        }
+    }
+
+    /// The value with secret and known-output wrappers removed, at this level only.
+    pub fn plain(&self) -> &Value {
+        match self {
+            Value::Secret(v) => v.plain(),
+            Value::Output(Output { value: Some(v), .. }) => v.plain(),
+            v => v,
+        }
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match self.plain() {
+            Value::String(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn as_f64(&self) -> Option<f64> {
+        match self.plain() {
+            Value::Number(n) => Some(*n),
+            _ => None,
+        }
+    }
+
+    pub fn as_bool(&self) -> Option<bool> {
+        match self.plain() {
+            Value::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+
+    pub fn as_array(&self) -> Option<&[Value]> {
+        match self.plain() {
+            Value::Array(a) => Some(a),
+            _ => None,
+        }
+    }
+
+    pub fn as_object(&self) -> Option<&PropertyMap> {
+        match self.plain() {
+            Value::Object(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    /// A field of an object value.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.as_object()?.get(key)
+    }
+
+    /// The kind name used in error messages.
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Value::Null => "null",
+            Value::Bool(_) => "bool",
+            Value::Number(_) => "number",
+            Value::String(_) => "string",
+            Value::Bytes(_) => "bytes",
+            Value::Array(_) => "array",
+            Value::Object(_) => "object",
+            Value::Asset(_) => "asset",
+            Value::Archive(_) => "archive",
+            Value::Secret(_) => "secret",
+            Value::Unknown(_) => "unknown",
+            Value::ResourceRef(_) => "resource reference",
+            Value::Output(_) => "output",
+        }
+    }
+}
+
+impl fmt::Display for Value {
+    /// Plain JSON-like text; secrets are masked so they never reach a log by accident.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Null => f.write_str("null"),
+            Value::Bool(b) => write!(f, "{b}"),
+            Value::Number(n) => write!(f, "{n}"),
+            Value::String(s) => write!(f, "{s:?}"),
+            Value::Bytes(b) => write!(f, "<{} bytes>", b.len()),
+            Value::Array(a) => {
+                f.write_str("[")?;
+                for (i, v) in a.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(",")?;
+                    }
+                    write!(f, "{v}")?;
+                }
+                f.write_str("]")
+            }
+            Value::Object(m) => {
+                f.write_str("{")?;
+                for (i, (k, v)) in m.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(",")?;
+                    }
+                    write!(f, "{k:?}:{v}")?;
+                }
+                f.write_str("}")
+            }
+            Value::Asset(_) => f.write_str("<asset>"),
+            Value::Archive(_) => f.write_str("<archive>"),
+            Value::Secret(_) => f.write_str("[secret]"),
+            Value::Unknown(_) => f.write_str("<unknown>"),
+            Value::ResourceRef(r) => write!(f, "<ref {}>", r.urn),
+            Value::Output(o) if o.secret => f.write_str("[secret]"),
+            Value::Output(Output { value: Some(v), .. }) => write!(f, "{v}"),
+            Value::Output(_) => f.write_str("<unknown>"),
+        }
+    }
+}
+
+macro_rules! from_number {
+    ($($t:ty),*) => {$(
+        impl From<$t> for Value {
+            fn from(n: $t) -> Value { Value::Number(n as f64) }
+        }
+    )*};
+}
+from_number!(f64, f32, i8, i16, i32, i64, u8, u16, u32, u64, usize, isize);
+
+impl From<bool> for Value {
+    fn from(b: bool) -> Value {
+        Value::Bool(b)
+    }
+}
+impl From<&str> for Value {
+    fn from(s: &str) -> Value {
+        Value::String(s.to_owned())
+    }
+}
+impl From<String> for Value {
+    fn from(s: String) -> Value {
+        Value::String(s)
+    }
+}
+impl From<Asset> for Value {
+    fn from(a: Asset) -> Value {
+        Value::Asset(a)
+    }
+}
+impl From<Archive> for Value {
+    fn from(a: Archive) -> Value {
+        Value::Archive(a)
+    }
+}
+impl From<PropertyMap> for Value {
+    fn from(m: PropertyMap) -> Value {
+        Value::Object(m)
+    }
+}
+impl<T: Into<Value>> From<Vec<T>> for Value {
+    fn from(v: Vec<T>) -> Value {
+        Value::Array(v.into_iter().map(Into::into).collect())
+    }
+}
+impl<T: Into<Value>> From<Option<T>> for Value {
+    fn from(v: Option<T>) -> Value {
+        v.map_or(Value::Null, Into::into)
+    }
+}
+impl<K: Into<String>, V: Into<Value>> FromIterator<(K, V)> for Value {
+    fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Value {
+        Value::Object(iter.into_iter().map(|(k, v)| (k.into(), v.into())).collect())
+    }
+}
+
+/// Builds a [`PropertyMap`]: `props! { "length" => 8, "special" => true }`.
+#[macro_export]
+macro_rules! props {
+    ($($k:expr => $v:expr),* $(,)?) => {{
+        #[allow(unused_mut)]
+        let mut m = $crate::PropertyMap::new();
+        $( m.insert(::std::string::String::from($k), $crate::Value::from($v)); )*
+        m
+    }};
+}

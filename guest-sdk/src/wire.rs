@@ -1,0 +1,266 @@
+//! Conversion between [`Value`] and the flattened WIT `value` (see wit/README.md).
+
+use crate::value::*;
+use crate::wit::pulumi::provider::types as w;
+
+/// Flattens a map into pre-order nodes: the root first, children after parents.
+pub(crate) fn encode_map(m: &PropertyMap) -> w::Value {
+    let mut enc = Encoder { nodes: Vec::new() };
+    enc.push_object(m);
+    w::Value { nodes: enc.nodes }
+}
+
+struct Encoder {
+    nodes: Vec<w::Node>,
+}
+
+impl Encoder {
+    fn reserve(&mut self) -> usize {
+        self.nodes.push(w::Node::Null);
+        self.nodes.len() - 1
+    }
+
+    fn push(&mut self, v: &Value) -> u32 {
+        if let Value::Object(m) = v {
+            return self.push_object(m);
+        }
+        let at = self.reserve();
+        let node = match v {
+            Value::Null => w::Node::Null,
+            Value::Bool(b) => w::Node::Bool(*b),
+            Value::Number(n) => w::Node::Number(*n),
+            Value::String(s) => w::Node::String(s.clone()),
+            Value::Bytes(b) => w::Node::Bytes(b.clone()),
+            Value::Array(a) => w::Node::Array(a.iter().map(|c| self.push(c)).collect()),
+            Value::Object(_) => unreachable!("handled above"),
+            Value::Asset(a) => w::Node::Asset(asset_out(a)),
+            Value::Archive(a) => w::Node::Archive(self.archive(a)),
+            Value::Secret(inner) => w::Node::Secret(self.push(inner)),
+            Value::Unknown(k) => w::Node::Unknown(unknown_out(*k)),
+            Value::ResourceRef(r) => w::Node::ResourceReference(w::ResourceReference {
+                urn: r.urn.clone(),
+                id: r.id.as_ref().map(|id| match id {
+                    RefId::Known(s) => w::ReferenceId::Known(s.clone()),
+                    RefId::Unknown => w::ReferenceId::Unknown,
+                }),
+                package_version: r.package_version.clone(),
+            }),
+            Value::Output(o) => w::Node::Output(w::OutputValue {
+                value: o.value.as_ref().map(|v| self.push(v)),
+                secret: o.secret,
+                dependencies: o.dependencies.clone(),
+            }),
+        };
+        self.nodes[at] = node;
+        at as u32
+    }
+
+    fn push_object(&mut self, m: &PropertyMap) -> u32 {
+        let at = self.reserve();
+        let fields = m.iter().map(|(k, v)| (k.clone(), self.push(v))).collect();
+        self.nodes[at] = w::Node::Object(fields);
+        at as u32
+    }
+
+    fn archive(&mut self, a: &Archive) -> w::Archive {
+        let source = a.source.as_ref().map(|s| match s {
+            ArchiveSource::Path(p) => w::ArchiveSource::Path(p.clone()),
+            ArchiveSource::Uri(u) => w::ArchiveSource::Uri(u.clone()),
+            ArchiveSource::Assets(members) => w::ArchiveSource::Assets(
+                members
+                    .iter()
+                    .map(|(name, m)| {
+                        let at = self.reserve();
+                        self.nodes[at] = match m {
+                            ArchiveMember::Asset(a) => w::Node::Asset(asset_out(a)),
+                            ArchiveMember::Archive(a) => w::Node::Archive(self.archive(a)),
+                        };
+                        (name.clone(), at as u32)
+                    })
+                    .collect(),
+            ),
+        });
+        w::Archive { hash: a.hash.clone(), source }
+    }
+}
+
+fn asset_out(a: &Asset) -> w::Asset {
+    w::Asset {
+        hash: a.hash.clone(),
+        source: a.source.as_ref().map(|s| match s {
+            AssetSource::Text(t) => w::AssetSource::Text(t.clone()),
+            AssetSource::Path(p) => w::AssetSource::Path(p.clone()),
+            AssetSource::Uri(u) => w::AssetSource::Uri(u.clone()),
+        }),
+    }
+}
+
+fn unknown_out(k: UnknownKind) -> w::UnknownKind {
+    match k {
+        UnknownKind::Bool => w::UnknownKind::Bool,
+        UnknownKind::Number => w::UnknownKind::Number,
+        UnknownKind::String => w::UnknownKind::String,
+        UnknownKind::Array => w::UnknownKind::Array,
+        UnknownKind::Asset => w::UnknownKind::Asset,
+        UnknownKind::Archive => w::UnknownKind::Archive,
+        UnknownKind::Object => w::UnknownKind::Object,
+    }
+}
+
+fn unknown_in(k: w::UnknownKind) -> UnknownKind {
+    match k {
+        w::UnknownKind::Bool => UnknownKind::Bool,
+        w::UnknownKind::Number => UnknownKind::Number,
+        w::UnknownKind::String => UnknownKind::String,
+        w::UnknownKind::Array => UnknownKind::Array,
+        w::UnknownKind::Asset => UnknownKind::Asset,
+        w::UnknownKind::Archive => UnknownKind::Archive,
+        w::UnknownKind::Object => UnknownKind::Object,
+    }
+}
+
+/// Rebuilds the tree. The host validates what it sends; the checks here only
+/// keep a bad index from panicking the guest.
+pub(crate) fn decode(v: w::Value) -> Result<Value, String> {
+    let mut slots: Vec<Option<w::Node>> = v.nodes.into_iter().map(Some).collect();
+    if slots.is_empty() {
+        return Err("empty value".into());
+    }
+    take(&mut slots, 0, None)
+}
+
+pub(crate) fn decode_map(v: w::Value) -> Result<PropertyMap, String> {
+    match decode(v)? {
+        Value::Object(m) => Ok(m),
+        other => Err(format!("expected an object, got {}", other.kind_name())),
+    }
+}
+
+fn take(slots: &mut [Option<w::Node>], at: u32, parent: Option<u32>) -> Result<Value, String> {
+    if parent.is_some_and(|p| at <= p) {
+        return Err(format!("node {at} does not follow its parent"));
+    }
+    let node = slots
+        .get_mut(at as usize)
+        .and_then(Option::take)
+        .ok_or_else(|| format!("node {at} is missing or used twice"))?;
+    let me = Some(at);
+    Ok(match node {
+        w::Node::Null => Value::Null,
+        w::Node::Bool(b) => Value::Bool(b),
+        w::Node::Number(n) => Value::Number(n),
+        w::Node::String(s) => Value::String(s),
+        w::Node::Bytes(b) => Value::Bytes(b),
+        w::Node::Array(items) => Value::Array(
+            items.into_iter().map(|i| take(slots, i, me)).collect::<Result<_, _>>()?,
+        ),
+        w::Node::Object(fields) => Value::Object(
+            fields
+                .into_iter()
+                .map(|(k, i)| Ok((k, take(slots, i, me)?)))
+                .collect::<Result<_, String>>()?,
+        ),
+        w::Node::Asset(a) => Value::Asset(asset_in(a)),
+        w::Node::Archive(a) => Value::Archive(archive_in(slots, a, at)?),
+        w::Node::Secret(i) => Value::Secret(Box::new(take(slots, i, me)?)),
+        w::Node::Unknown(k) => Value::Unknown(unknown_in(k)),
+        w::Node::ResourceReference(r) => Value::ResourceRef(ResourceRef {
+            urn: r.urn,
+            id: r.id.map(|id| match id {
+                w::ReferenceId::Known(s) => RefId::Known(s),
+                w::ReferenceId::Unknown => RefId::Unknown,
+            }),
+            package_version: r.package_version,
+        }),
+        w::Node::Output(o) => Value::Output(Output {
+            value: o.value.map(|i| take(slots, i, me).map(Box::new)).transpose()?,
+            secret: o.secret,
+            dependencies: o.dependencies,
+        }),
+    })
+}
+
+fn asset_in(a: w::Asset) -> Asset {
+    Asset {
+        hash: a.hash,
+        source: a.source.map(|s| match s {
+            w::AssetSource::Text(t) => AssetSource::Text(t),
+            w::AssetSource::Path(p) => AssetSource::Path(p),
+            w::AssetSource::Uri(u) => AssetSource::Uri(u),
+        }),
+    }
+}
+
+fn archive_in(slots: &mut [Option<w::Node>], a: w::Archive, at: u32) -> Result<Archive, String> {
+    let source = match a.source {
+        None => None,
+        Some(w::ArchiveSource::Path(p)) => Some(ArchiveSource::Path(p)),
+        Some(w::ArchiveSource::Uri(u)) => Some(ArchiveSource::Uri(u)),
+        Some(w::ArchiveSource::Assets(members)) => {
+            let mut out = std::collections::BTreeMap::new();
+            for (name, i) in members {
+                let member = match take(slots, i, Some(at))? {
+                    Value::Asset(a) => ArchiveMember::Asset(a),
+                    Value::Archive(a) => ArchiveMember::Archive(a),
+                    other => return Err(format!("archive member {name} is a {}", other.kind_name())),
+                };
+                out.insert(name, member);
+            }
+            Some(ArchiveSource::Assets(out))
+        }
+    };
+    Ok(Archive { hash: a.hash, source })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::props;
+
+    #[test]
+    fn every_kind_round_trips() {
+        let mut members = std::collections::BTreeMap::new();
+        members.insert("a.txt".to_string(), ArchiveMember::Asset(Asset::text("hi")));
+        members.insert(
+            "inner".to_string(),
+            ArchiveMember::Archive(Archive { hash: None, source: Some(ArchiveSource::Path("x.zip".into())) }),
+        );
+        let m = props! {
+            "null" => Value::Null,
+            "b" => true,
+            "n" => 1.5,
+            "s" => "str",
+            "bytes" => Value::Bytes(vec![0xff, 0x00]),
+            "arr" => vec![Value::from(1), Value::Unknown(UnknownKind::Number)],
+            "obj" => props! { "deep" => props! { "deeper" => "x" } },
+            "secret" => Value::secret("shh"),
+            "asset" => Asset::uri("https://example.com/a"),
+            "archive" => Archive { hash: Some("h".into()), source: Some(ArchiveSource::Assets(members)) },
+            "ref" => Value::ResourceRef(ResourceRef { urn: "urn:x".into(), id: Some(RefId::Unknown), package_version: "1.0.0".into() }),
+            "out" => Value::Output(Output { value: Some(Box::new("v".into())), secret: true, dependencies: vec!["urn:d".into()] }),
+            "unknown-out" => Value::Output(Output { value: None, secret: false, dependencies: vec![] }),
+        };
+        let wire = encode_map(&m);
+        for (i, n) in wire.nodes.iter().enumerate() {
+            let children: Vec<u32> = match n {
+                w::Node::Array(a) => a.clone(),
+                w::Node::Object(f) => f.iter().map(|(_, i)| *i).collect(),
+                w::Node::Secret(c) => vec![*c],
+                _ => vec![],
+            };
+            assert!(children.iter().all(|c| *c as usize > i), "pre-order violated at {i}");
+        }
+        assert_eq!(decode_map(wire).unwrap(), m);
+    }
+
+    #[test]
+    fn bad_indices_are_errors_not_panics() {
+        let cyclic = w::Value { nodes: vec![w::Node::Array(vec![0])] };
+        assert!(decode(cyclic).is_err());
+        let shared = w::Value { nodes: vec![w::Node::Array(vec![1, 1]), w::Node::Null] };
+        assert!(decode(shared).is_err());
+        let missing = w::Value { nodes: vec![w::Node::Secret(7)] };
+        assert!(decode(missing).is_err());
+        assert!(decode(w::Value { nodes: vec![] }).is_err());
+    }
+}
