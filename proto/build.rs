@@ -6,12 +6,7 @@ use prost::Message;
 use std::{env, fs, path::PathBuf};
 
 /// Our proto files; `alias.proto` and `plugin.proto` come in as imports of `provider.proto`.
-const PROTOS: &[&str] = &[
-    "pulumi/alias.proto",
-    "pulumi/plugin.proto",
-    "pulumi/engine.proto",
-    "pulumi/provider.proto",
-];
+const PROTOS: &[&str] = &["pulumi/alias.proto", "pulumi/plugin.proto", "pulumi/engine.proto", "pulumi/provider.proto"];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("cargo:rerun-if-changed=pulumi");
@@ -21,14 +16,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let fds = protox::compile(PROTOS, ["."])?;
     let out_dir = PathBuf::from(env::var("OUT_DIR")?);
-    fs::write(
-        out_dir.join("pulumirpc_descriptor.bin"),
-        fds.encode_to_vec(),
-    )?;
+    fs::write(out_dir.join("pulumirpc_descriptor.bin"), fds.encode_to_vec())?;
 
-    tonic_prost_build::configure()
-        .build_server(true)
-        .build_client(true)
-        .compile_fds(fds)?;
+    tonic_prost_build::configure().build_server(true).build_client(true).compile_fds(fds)?;
     Ok(())
 }

@@ -3,8 +3,7 @@
 //! Those files are wire-identical to the descriptors published in pulumi 3.272.0 (plus the
 //! deprecated `ResourceProvider.StreamInvoke`); `tests/wire.rs` checks this.
 //!
-//! Everything lives in the [`pulumirpc`] module, which is also re-exported at the crate
-//! root, so with this crate named `pulumirpc` the usual paths are:
+//! The generated code is re-exported at the crate root, so the usual paths are:
 //!
 //! * messages: `pulumirpc::CreateRequest`, `pulumirpc::check_request::AutonamingOptions`, ...
 //! * servers: `pulumirpc::resource_provider_server::{ResourceProvider, ResourceProviderServer}`
@@ -15,25 +14,17 @@
 //! (`Empty` maps to `()`).
 
 /// Generated code for protobuf package `pulumirpc`.
-#[allow(
-    clippy::all,
-    clippy::pedantic,
-    clippy::nursery,
-    rustdoc::all,
-    missing_docs,
-    deprecated
-)]
-pub mod pulumirpc {
+#[allow(clippy::all, clippy::pedantic, clippy::nursery, rustdoc::all, missing_docs, deprecated)]
+mod generated {
     tonic::include_proto!("pulumirpc");
 }
 
-pub use pulumirpc::*;
+pub use generated::*;
 
 /// Encoded `google.protobuf.FileDescriptorSet` of our proto files (and the Google
 /// well-known types they import), as compiled by `build.rs`. Useful for gRPC reflection
 /// and for checking wire identity against the published descriptors.
-pub const FILE_DESCRIPTOR_SET: &[u8] =
-    include_bytes!(concat!(env!("OUT_DIR"), "/pulumirpc_descriptor.bin"));
+pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/pulumirpc_descriptor.bin"));
 
 // Re-exported so users need not depend on matching versions themselves.
 pub use prost;

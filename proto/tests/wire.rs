@@ -28,56 +28,21 @@ fn wire_identical_to_published_pulumi_descriptors() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     println!("{stdout}");
     eprintln!("{stderr}");
-    assert!(
-        output.status.success(),
-        "check_wire.py failed ({}):\n{stdout}\n{stderr}",
-        output.status
-    );
+    assert!(output.status.success(), "check_wire.py failed ({}):\n{stdout}\n{stderr}", output.status);
 }
 
 #[test]
 fn descriptor_set_has_our_files_and_stream_invoke() {
     let fds = FileDescriptorSet::decode(pulumirpc::FILE_DESCRIPTOR_SET).expect("decode");
     let names: Vec<&str> = fds.file.iter().map(|f| f.name()).collect();
-    for want in [
-        "pulumi/alias.proto",
-        "pulumi/plugin.proto",
-        "pulumi/engine.proto",
-        "pulumi/provider.proto",
-    ] {
+    for want in ["pulumi/alias.proto", "pulumi/plugin.proto", "pulumi/engine.proto", "pulumi/provider.proto"] {
         assert!(names.contains(&want), "{want} missing from {names:?}");
     }
-    let provider = fds
-        .file
-        .iter()
-        .find(|f| f.name() == "pulumi/provider.proto")
-        .unwrap();
+    let provider = fds.file.iter().find(|f| f.name() == "pulumi/provider.proto").unwrap();
     let svc = &provider.service[0];
     assert_eq!(svc.name(), "ResourceProvider");
-    let m = svc
-        .method
-        .iter()
-        .find(|m| m.name() == "StreamInvoke")
-        .expect("StreamInvoke kept");
+    let m = svc.method.iter().find(|m| m.name() == "StreamInvoke").expect("StreamInvoke kept");
     assert_eq!(m.input_type(), ".pulumirpc.InvokeRequest");
     assert_eq!(m.output_type(), ".pulumirpc.InvokeResponse");
     assert!(m.server_streaming() && !m.client_streaming());
-}
-
-#[test]
-fn public_paths() {
-    use pulumirpc::tonic::transport::Channel;
-    // Only needs to compile: these are the paths the rest of the workspace uses.
-    let _ = std::any::type_name::<
-        pulumirpc::resource_provider_client::ResourceProviderClient<Channel>,
-    >();
-    let _ =
-        std::any::type_name::<pulumirpc::resource_provider_server::ResourceProviderServer<()>>();
-    let _ = std::any::type_name::<pulumirpc::engine_client::EngineClient<Channel>>();
-    let _ = std::any::type_name::<pulumirpc::engine_server::EngineServer<()>>();
-    let _ =
-        std::any::type_name::<pulumirpc::package_resolver_client::PackageResolverClient<Channel>>();
-    let _ = std::any::type_name::<pulumirpc::pulumirpc::CreateRequest>();
-    let _ = pulumirpc::check_request::autonaming_options::Mode::Enforce;
-    let _ = pulumirpc::LogSeverity::Warning;
 }

@@ -1,0 +1,467 @@
+//! Requests from the wire into WIT records, and WIT responses back to the wire.
+//! Values go through [`super::value`]; everything else is field mapping.
+
+use std::collections::HashMap;
+
+use prost_types::Struct;
+use pulumirpc as pb;
+use pulumirpc::{check_request::autonaming_options::Mode, diff_response::DiffChanges, property_diff::Kind};
+
+use super::value::{ConvertError, Limits, WireOptions, opt_struct_to_wit, wit_to_struct};
+use crate::runtime::bindings::{rp, types};
+
+/// A WIT response that becomes a wire response.
+pub trait IntoWire {
+    type Wire;
+    fn into_wire(self, o: WireOptions) -> Result<Self::Wire, ConvertError>;
+}
+
+fn map(s: &Option<Struct>) -> Result<types::Value, ConvertError> {
+    opt_struct_to_wit(s.as_ref())
+}
+
+fn opt_map(s: &Option<Struct>) -> Result<Option<types::Value>, ConvertError> {
+    s.as_ref().map(|s| opt_struct_to_wit(Some(s))).transpose()
+}
+
+fn out(v: &types::Value, o: WireOptions) -> Result<Option<Struct>, ConvertError> {
+    wit_to_struct(v, o, Limits::default()).map(Some)
+}
+
+fn pairs<V: Clone>(m: &HashMap<String, V>) -> Vec<(String, V)> {
+    let mut v: Vec<_> = m.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    v.sort_by(|a, b| a.0.cmp(&b.0));
+    v
+}
+
+fn deps_in<D>(m: &HashMap<String, D>, urns: impl Fn(&D) -> &Vec<String>) -> rp::DependencyMap {
+    let mut v: Vec<_> = m.iter().map(|(k, d)| (k.clone(), urns(d).clone())).collect();
+    v.sort_by(|a, b| a.0.cmp(&b.0));
+    v
+}
+
+fn deps_out<D>(d: rp::DependencyMap, make: impl Fn(Vec<String>) -> D) -> HashMap<String, D> {
+    d.into_iter().map(|(k, urns)| (k, make(urns))).collect()
+}
+
+fn failures(f: Vec<types::CheckFailure>) -> Vec<pb::CheckFailure> {
+    f.into_iter().map(|f| pb::CheckFailure { property: f.property, reason: f.reason }).collect()
+}
+
+impl TryFrom<&pb::ParameterizeRequest> for rp::ParameterizeRequest {
+    type Error = ConvertError;
+    fn try_from(r: &pb::ParameterizeRequest) -> Result<Self, ConvertError> {
+        use pb::parameterize_request::Parameters;
+        match &r.parameters {
+            Some(Parameters::Args(a)) => Ok(rp::ParameterizeRequest::Args(a.args.clone())),
+            Some(Parameters::Value(v)) => Ok(rp::ParameterizeRequest::Value(rp::ParameterValue {
+                name: v.name.clone(),
+                version: v.version.clone(),
+                value: v.value.clone(),
+            })),
+            None => Err(ConvertError::Request("parameterize needs either args or a value".into())),
+        }
+    }
+}
+
+impl IntoWire for rp::PackageRef {
+    type Wire = pb::ParameterizeResponse;
+    fn into_wire(self, _: WireOptions) -> Result<Self::Wire, ConvertError> {
+        Ok(pb::ParameterizeResponse { name: self.name, version: self.version })
+    }
+}
+
+impl TryFrom<&pb::GetSchemaRequest> for rp::GetSchemaRequest {
+    type Error = ConvertError;
+    fn try_from(r: &pb::GetSchemaRequest) -> Result<Self, ConvertError> {
+        Ok(rp::GetSchemaRequest {
+            version: r.version,
+            subpackage_name: r.subpackage_name.clone(),
+            subpackage_version: r.subpackage_version.clone(),
+        })
+    }
+}
+
+/// Longest schema accepted from a guest.
+const MAX_SCHEMA_BYTES: usize = 64 << 20;
+
+impl IntoWire for String {
+    type Wire = pb::GetSchemaResponse;
+    fn into_wire(self, _: WireOptions) -> Result<Self::Wire, ConvertError> {
+        if self.len() > MAX_SCHEMA_BYTES {
+            return Err(ConvertError::Response(format!("schema of {} bytes is too large", self.len())));
+        }
+        serde_json::from_str::<serde_json::Value>(&self)
+            .map_err(|e| ConvertError::Response(format!("schema is not valid JSON: {e}")))?;
+        Ok(pb::GetSchemaResponse { schema: self })
+    }
+}
+
+impl TryFrom<&pb::CheckRequest> for rp::CheckRequest {
+    type Error = ConvertError;
+    fn try_from(r: &pb::CheckRequest) -> Result<Self, ConvertError> {
+        Ok(rp::CheckRequest {
+            urn: r.urn.clone(),
+            name: r.name.clone(),
+            type_: r.r#type.clone(),
+            olds: map(&r.olds)?,
+            news: map(&r.news)?,
+            random_seed: r.random_seed.clone(),
+            autonaming: r.autonaming.as_ref().map(|a| rp::Autonaming {
+                proposed_name: a.proposed_name.clone(),
+                mode: match a.mode() {
+                    Mode::Propose => rp::AutonamingMode::Propose,
+                    Mode::Enforce => rp::AutonamingMode::Enforce,
+                    Mode::Disable => rp::AutonamingMode::Disable,
+                },
+            }),
+            old_outputs: opt_map(&r.old_outputs)?,
+        })
+    }
+}
+
+impl IntoWire for rp::CheckResponse {
+    type Wire = pb::CheckResponse;
+    fn into_wire(self, o: WireOptions) -> Result<Self::Wire, ConvertError> {
+        Ok(pb::CheckResponse { inputs: out(&self.inputs, o)?, failures: failures(self.failures) })
+    }
+}
+
+impl TryFrom<&pb::DiffRequest> for rp::DiffRequest {
+    type Error = ConvertError;
+    fn try_from(r: &pb::DiffRequest) -> Result<Self, ConvertError> {
+        Ok(rp::DiffRequest {
+            id: r.id.clone(),
+            urn: r.urn.clone(),
+            name: r.name.clone(),
+            type_: r.r#type.clone(),
+            olds: map(&r.olds)?,
+            news: map(&r.news)?,
+            old_inputs: map(&r.old_inputs)?,
+            ignore_changes: r.ignore_changes.clone(),
+        })
+    }
+}
+
+impl IntoWire for rp::DiffResponse {
+    type Wire = pb::DiffResponse;
+    fn into_wire(self, _: WireOptions) -> Result<Self::Wire, ConvertError> {
+        let changes = match self.changes {
+            rp::DiffChanges::Unknown => DiffChanges::DiffUnknown,
+            rp::DiffChanges::None => DiffChanges::DiffNone,
+            rp::DiffChanges::Some => DiffChanges::DiffSome,
+        };
+        let has_detailed_diff = self.detailed_diff.is_some();
+        let detailed_diff = self
+            .detailed_diff
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(path, d)| {
+                let kind = match d.kind {
+                    rp::DiffKind::Add => Kind::Add,
+                    rp::DiffKind::AddReplace => Kind::AddReplace,
+                    rp::DiffKind::Delete => Kind::Delete,
+                    rp::DiffKind::DeleteReplace => Kind::DeleteReplace,
+                    rp::DiffKind::Update => Kind::Update,
+                    rp::DiffKind::UpdateReplace => Kind::UpdateReplace,
+                };
+                (path, pb::PropertyDiff { kind: kind as i32, input_diff: d.input_diff })
+            })
+            .collect();
+        Ok(pb::DiffResponse {
+            replaces: self.replaces,
+            stables: self.stables,
+            delete_before_replace: self.delete_before_replace,
+            changes: changes as i32,
+            diffs: self.diffs,
+            detailed_diff,
+            has_detailed_diff,
+        })
+    }
+}
+
+impl TryFrom<&pb::ConfigureRequest> for rp::ConfigureRequest {
+    type Error = ConvertError;
+    fn try_from(r: &pb::ConfigureRequest) -> Result<Self, ConvertError> {
+        Ok(rp::ConfigureRequest {
+            variables: pairs(&r.variables),
+            args: map(&r.args)?,
+            id: r.id.clone().unwrap_or_default(),
+            urn: r.urn.clone().unwrap_or_default(),
+            name: r.name.clone().unwrap_or_default(),
+            type_: r.r#type.clone().unwrap_or_default(),
+        })
+    }
+}
+
+impl IntoWire for rp::ConfigureResponse {
+    type Wire = pb::ConfigureResponse;
+    fn into_wire(self, _: WireOptions) -> Result<Self::Wire, ConvertError> {
+        // The host translates every value kind, so it accepts them all for the guest.
+        Ok(pb::ConfigureResponse {
+            accept_secrets: true,
+            supports_preview: true,
+            accept_resources: true,
+            accept_outputs: true,
+            supports_autonaming_configuration: self.supports_autonaming_configuration,
+        })
+    }
+}
+
+impl TryFrom<&pb::InvokeRequest> for rp::InvokeRequest {
+    type Error = ConvertError;
+    fn try_from(r: &pb::InvokeRequest) -> Result<Self, ConvertError> {
+        Ok(rp::InvokeRequest { token: r.tok.clone(), args: map(&r.args)?, preview: r.preview })
+    }
+}
+
+impl IntoWire for rp::InvokeResponse {
+    type Wire = pb::InvokeResponse;
+    fn into_wire(self, o: WireOptions) -> Result<Self::Wire, ConvertError> {
+        Ok(pb::InvokeResponse { r#return: out(&self.outputs, o)?, failures: failures(self.failures) })
+    }
+}
+
+impl TryFrom<&pb::CallRequest> for rp::CallRequest {
+    type Error = ConvertError;
+    fn try_from(r: &pb::CallRequest) -> Result<Self, ConvertError> {
+        Ok(rp::CallRequest {
+            token: r.tok.clone(),
+            args: map(&r.args)?,
+            arg_dependencies: deps_in(&r.arg_dependencies, |d| &d.urns),
+            deployment: rp::Deployment {
+                project: r.project.clone(),
+                stack: r.stack.clone(),
+                organization: r.organization.clone(),
+                config: pairs(&r.config),
+                config_secret_keys: r.config_secret_keys.clone(),
+                dry_run: r.dry_run,
+                parallel: r.parallel,
+                monitor_endpoint: r.monitor_endpoint.clone(),
+                accepts_output_values: r.accepts_output_values,
+            },
+        })
+    }
+}
+
+impl IntoWire for rp::CallResponse {
+    type Wire = pb::CallResponse;
+    fn into_wire(self, o: WireOptions) -> Result<Self::Wire, ConvertError> {
+        Ok(pb::CallResponse {
+            r#return: out(&self.outputs, o)?,
+            failures: failures(self.failures),
+            return_dependencies: deps_out(self.return_dependencies, |urns| pb::call_response::ReturnDependencies {
+                urns,
+            }),
+        })
+    }
+}
+
+impl TryFrom<&pb::CreateRequest> for rp::CreateRequest {
+    type Error = ConvertError;
+    fn try_from(r: &pb::CreateRequest) -> Result<Self, ConvertError> {
+        Ok(rp::CreateRequest {
+            urn: r.urn.clone(),
+            name: r.name.clone(),
+            type_: r.r#type.clone(),
+            properties: map(&r.properties)?,
+            timeout: r.timeout,
+            preview: r.preview,
+        })
+    }
+}
+
+impl IntoWire for rp::CreateResponse {
+    type Wire = pb::CreateResponse;
+    fn into_wire(self, o: WireOptions) -> Result<Self::Wire, ConvertError> {
+        Ok(pb::CreateResponse {
+            id: self.id,
+            properties: out(&self.properties, o)?,
+            refresh_before_update: self.refresh_before_update,
+        })
+    }
+}
+
+impl TryFrom<&pb::ReadRequest> for rp::ReadRequest {
+    type Error = ConvertError;
+    fn try_from(r: &pb::ReadRequest) -> Result<Self, ConvertError> {
+        Ok(rp::ReadRequest {
+            id: r.id.clone(),
+            urn: r.urn.clone(),
+            name: r.name.clone(),
+            type_: r.r#type.clone(),
+            properties: map(&r.properties)?,
+            inputs: map(&r.inputs)?,
+            timeout: r.timeout,
+        })
+    }
+}
+
+impl IntoWire for rp::ReadResponse {
+    type Wire = pb::ReadResponse;
+    fn into_wire(self, o: WireOptions) -> Result<Self::Wire, ConvertError> {
+        Ok(pb::ReadResponse {
+            id: self.id,
+            properties: out(&self.properties, o)?,
+            inputs: out(&self.inputs, o)?,
+            refresh_before_update: self.refresh_before_update,
+        })
+    }
+}
+
+impl TryFrom<&pb::UpdateRequest> for rp::UpdateRequest {
+    type Error = ConvertError;
+    fn try_from(r: &pb::UpdateRequest) -> Result<Self, ConvertError> {
+        Ok(rp::UpdateRequest {
+            id: r.id.clone(),
+            urn: r.urn.clone(),
+            name: r.name.clone(),
+            type_: r.r#type.clone(),
+            olds: map(&r.olds)?,
+            news: map(&r.news)?,
+            old_inputs: map(&r.old_inputs)?,
+            timeout: r.timeout,
+            ignore_changes: r.ignore_changes.clone(),
+            preview: r.preview,
+        })
+    }
+}
+
+impl IntoWire for rp::UpdateResponse {
+    type Wire = pb::UpdateResponse;
+    fn into_wire(self, o: WireOptions) -> Result<Self::Wire, ConvertError> {
+        Ok(pb::UpdateResponse {
+            properties: out(&self.properties, o)?,
+            refresh_before_update: self.refresh_before_update,
+        })
+    }
+}
+
+impl TryFrom<&pb::DeleteRequest> for rp::DeleteRequest {
+    type Error = ConvertError;
+    fn try_from(r: &pb::DeleteRequest) -> Result<Self, ConvertError> {
+        Ok(rp::DeleteRequest {
+            id: r.id.clone(),
+            urn: r.urn.clone(),
+            name: r.name.clone(),
+            type_: r.r#type.clone(),
+            properties: map(&r.properties)?,
+            old_inputs: map(&r.old_inputs)?,
+            timeout: r.timeout,
+        })
+    }
+}
+
+impl IntoWire for () {
+    type Wire = ();
+    fn into_wire(self, _: WireOptions) -> Result<(), ConvertError> {
+        Ok(())
+    }
+}
+
+impl TryFrom<&pb::ConstructRequest> for rp::ConstructRequest {
+    type Error = ConvertError;
+    fn try_from(r: &pb::ConstructRequest) -> Result<Self, ConvertError> {
+        Ok(rp::ConstructRequest {
+            deployment: rp::Deployment {
+                project: r.project.clone(),
+                stack: r.stack.clone(),
+                organization: r.organization.clone(),
+                config: pairs(&r.config),
+                config_secret_keys: r.config_secret_keys.clone(),
+                dry_run: r.dry_run,
+                parallel: r.parallel,
+                monitor_endpoint: r.monitor_endpoint.clone(),
+                accepts_output_values: r.accepts_output_values,
+            },
+            type_: r.r#type.clone(),
+            name: r.name.clone(),
+            parent: r.parent.clone(),
+            inputs: map(&r.inputs)?,
+            input_dependencies: deps_in(&r.input_dependencies, |d| &d.urns),
+            providers: pairs(&r.providers),
+            dependencies: r.dependencies.clone(),
+            protect: r.protect,
+            additional_secret_outputs: r.additional_secret_outputs.clone(),
+            custom_timeouts: r.custom_timeouts.as_ref().map(|t| rp::CustomTimeouts {
+                create: t.create.clone(),
+                update: t.update.clone(),
+                delete: t.delete.clone(),
+            }),
+            deleted_with: r.deleted_with.clone(),
+            delete_before_replace: r.delete_before_replace,
+            ignore_changes: r.ignore_changes.clone(),
+            replace_on_changes: r.replace_on_changes.clone(),
+            retain_on_delete: r.retain_on_delete,
+        })
+    }
+}
+
+impl IntoWire for rp::ConstructResponse {
+    type Wire = pb::ConstructResponse;
+    fn into_wire(self, o: WireOptions) -> Result<Self::Wire, ConvertError> {
+        Ok(pb::ConstructResponse {
+            urn: self.urn,
+            state: out(&self.state, o)?,
+            state_dependencies: deps_out(self.state_dependencies, |urns| {
+                pb::construct_response::PropertyDependencies { urns }
+            }),
+        })
+    }
+}
+
+impl TryFrom<&pb::ListRequest> for rp::ListRequest {
+    type Error = ConvertError;
+    fn try_from(r: &pb::ListRequest) -> Result<Self, ConvertError> {
+        Ok(rp::ListRequest {
+            token: r.token.clone(),
+            query: opt_map(&r.query)?,
+            limit: r.limit,
+            page_size: r.page_size,
+            continuation_token: r.continuation_token.clone(),
+        })
+    }
+}
+
+impl IntoWire for rp::ListResponse {
+    /// The messages of the response stream, in order.
+    type Wire = Vec<pb::ListResponse>;
+    fn into_wire(self, _: WireOptions) -> Result<Self::Wire, ConvertError> {
+        use pb::list_response::{Computed, Continuation, Response, Result as Item};
+        let msg = |r| pb::ListResponse { response: Some(r) };
+        Ok(match self {
+            rp::ListResponse::Computed => vec![msg(Response::Computed(Computed {}))],
+            rp::ListResponse::Page((items, next)) => items
+                .into_iter()
+                .map(|i| msg(Response::Result(Item { id: i.id, name: i.name })))
+                .chain(next.map(|t| msg(Response::Continuation(Continuation { continuation_token: t }))))
+                .collect(),
+        })
+    }
+}
+
+impl IntoWire for Option<rp::Mapping> {
+    type Wire = pb::GetMappingResponse;
+    fn into_wire(self, _: WireOptions) -> Result<Self::Wire, ConvertError> {
+        let m = self.unwrap_or(rp::Mapping { provider: String::new(), data: vec![] });
+        Ok(pb::GetMappingResponse { provider: m.provider, data: m.data })
+    }
+}
+
+impl IntoWire for Vec<String> {
+    type Wire = pb::GetMappingsResponse;
+    fn into_wire(self, _: WireOptions) -> Result<Self::Wire, ConvertError> {
+        Ok(pb::GetMappingsResponse { providers: self })
+    }
+}
+
+/// The engine's `ErrorResourceInitFailed` detail for a guest's init failure.
+pub fn init_failure(f: types::InitFailure, o: WireOptions) -> Result<pb::ErrorResourceInitFailed, ConvertError> {
+    Ok(pb::ErrorResourceInitFailed {
+        id: f.id,
+        properties: out(&f.properties, o)?,
+        reasons: f.reasons,
+        inputs: f.inputs.as_ref().map(|i| out(i, o)).transpose()?.flatten(),
+        refresh_before_update: false,
+    })
+}

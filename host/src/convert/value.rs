@@ -1,0 +1,667 @@
+//! Property values: protobuf `Struct`/`Value`, with Pulumi's encoding of special
+//! values, to and from the flattened WIT `value` tree.
+//!
+//! Wire -> WIT: the input comes from the engine and was decoded by prost, but the
+//! walk still bounds depth and uses an explicit stack, never recursion. Nodes come
+//! out in pre-order, so every child index is greater than its parent's.
+//!
+//! WIT -> wire: the input is untrusted guest output. The whole node list is
+//! validated first (indices, single ownership, keys, depth, size), then the wire
+//! value is built bottom-up in one backwards pass, again without recursion.
+
+use std::collections::{BTreeMap, HashSet};
+use std::fmt;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use prost_types::value::Kind;
+use prost_types::{ListValue, Struct, Value as WireValue};
+
+use crate::runtime::bindings::types::{
+    Archive, ArchiveSource, Asset, AssetSource, Node, OutputValue, ReferenceId, ResourceReference, UnknownKind, Value,
+};
+
+/// Pulumi's signature key, special-value signatures and unknown sentinels.
+pub mod sig {
+    /// Field whose string value marks a struct as a special value.
+    pub const KEY: &str = "4dabf18193072939515e22adb298388d";
+    /// Secret: `{sig, value}`.
+    pub const SECRET: &str = "1b47061264138c4ac30d75fd1eb44270";
+    /// Resource reference: `{sig, urn, id?, packageVersion?}`.
+    pub const RESOURCE_REFERENCE: &str = "5cf8f73096256a8f31e491e813e4eb8e";
+    /// Output value: `{sig, value?, secret?, dependencies?}`; no `value` means unknown.
+    pub const OUTPUT_VALUE: &str = "d0e6a833031e9bbcd3f4e8bde6ca49a4";
+    /// Asset: `{sig, hash?, text?|path?|uri?}`.
+    pub const ASSET: &str = "c44067f5952c0a294b673a41bacd8c17";
+    /// Archive: `{sig, hash?, assets?|path?|uri?}`.
+    pub const ARCHIVE: &str = "0def7320c3a5731c473e5ecbe6d01bc7";
+    /// Byte string (a non-UTF-8 string): `{sig, value: base64}`.
+    pub const BYTE_STRING: &str = "803fd3297a5875dc03ca845dda5d2a98";
+    /// Unknown bool.
+    pub const UNKNOWN_BOOL: &str = "1c4a061d-8072-4f0a-a4cb-0ff528b18fe7";
+    /// Unknown number.
+    pub const UNKNOWN_NUMBER: &str = "3eeb2bf0-c639-47a8-9e75-3b44932eb421";
+    /// Unknown string; also the generic unknown and the unknown resource ID.
+    pub const UNKNOWN_STRING: &str = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
+    /// Unknown array.
+    pub const UNKNOWN_ARRAY: &str = "6a19a0b0-7e62-4c92-b797-7f8e31da9cc2";
+    /// Unknown asset.
+    pub const UNKNOWN_ASSET: &str = "030794c1-ac77-496b-92df-f27374a8bd58";
+    /// Unknown archive.
+    pub const UNKNOWN_ARCHIVE: &str = "e48ece36-62e2-4504-bad9-02848725956a";
+    /// Unknown object.
+    pub const UNKNOWN_OBJECT: &str = "dd056dcd-154b-4c76-9bd3-c8f88648b5ff";
+}
+
+/// Where in a value something went wrong, e.g. `tags.env` or `items[3]`.
+/// Empty for the root.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PropertyPath(pub String);
+
+impl fmt::Display for PropertyPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.is_empty() { f.write_str("the top level") } else { write!(f, "`{}`", self.0) }
+    }
+}
+
+/// Why a value could not be converted. Paths name the property, e.g. `tags.env`
+/// or `items[3]`; node numbers are positions in a guest value's node list.
+#[derive(Debug, thiserror::Error)]
+pub enum ConvertError {
+    // Wire input.
+    #[error("malformed {what} at {path}: {reason}")]
+    Malformed { path: PropertyPath, what: &'static str, reason: String },
+    #[error("unrecognized signature '{signature}' in property map at {path}")]
+    UnrecognizedSignature { path: PropertyPath, signature: String },
+    #[error("invalid base64 in the byte string at {path}: {source}")]
+    InvalidBase64 { path: PropertyPath, source: base64::DecodeError },
+
+    // Guest output.
+    #[error("the byte string at {path} is not valid UTF-8 and the engine did not negotiate byte strings")]
+    ByteStringsNotNegotiated { path: PropertyPath },
+    #[error("the value has no nodes")]
+    Empty,
+    #[error("the root of a property map must be an object, not {found}")]
+    RootNotObject { found: &'static str },
+    #[error("node {node} at {path} refers to node {child}, but there are only {len} nodes")]
+    ChildOutOfRange { path: PropertyPath, node: u32, child: u32, len: usize },
+    #[error("node {node} at {path} refers to node {child}, which does not come after it")]
+    ChildNotAfterParent { path: PropertyPath, node: u32, child: u32 },
+    #[error("node {child} at {path} is referenced twice, by nodes {first} and {second}")]
+    SharedNode { path: PropertyPath, child: u32, first: u32, second: u32 },
+    #[error("node {node} is not referenced by any node before it")]
+    Unreferenced { node: u32 },
+    #[error("archive member at {path} must be an asset or an archive, not {found}")]
+    ArchiveMember { path: PropertyPath, found: &'static str },
+    #[error("duplicate key '{key}' at {path}")]
+    DuplicateKey { path: PropertyPath, key: String },
+    #[error("the key '{}' at {path} is reserved for Pulumi's special values", sig::KEY)]
+    ReservedKey { path: PropertyPath },
+    #[error("the value at {path} is nested more than {max} levels deep")]
+    TooDeep { path: PropertyPath, max: usize },
+    #[error("the value has {count} nodes, more than the limit of {max}")]
+    TooManyNodes { count: usize, max: usize },
+
+    // Other request/response fields (used by `convert::requests`).
+    #[error("{0}")]
+    Request(String),
+    #[error("{0}")]
+    Response(String),
+}
+
+/// Bounds on guest-produced values.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Deepest node allowed; the root is at depth 0.
+    pub max_depth: usize,
+    /// Most nodes allowed in one value.
+    pub max_nodes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { max_depth: 128, max_nodes: 4_000_000 }
+    }
+}
+
+/// What the engine negotiated for values sent to it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct WireOptions {
+    /// The engine accepts byte strings (`accepts_byte_string` in Handshake).
+    pub byte_strings: bool,
+}
+
+/// A property map with no properties.
+pub fn empty_map() -> Value {
+    Value { nodes: vec![Node::Object(Vec::new())] }
+}
+
+const UNKNOWNS: [(UnknownKind, &str); 7] = [
+    (UnknownKind::Bool, sig::UNKNOWN_BOOL),
+    (UnknownKind::Number, sig::UNKNOWN_NUMBER),
+    (UnknownKind::String, sig::UNKNOWN_STRING),
+    (UnknownKind::Array, sig::UNKNOWN_ARRAY),
+    (UnknownKind::Asset, sig::UNKNOWN_ASSET),
+    (UnknownKind::Archive, sig::UNKNOWN_ARCHIVE),
+    (UnknownKind::Object, sig::UNKNOWN_OBJECT),
+];
+
+fn unknown_kind(s: &str) -> Option<UnknownKind> {
+    if s.len() != sig::UNKNOWN_BOOL.len() {
+        return None;
+    }
+    UNKNOWNS.iter().find(|(_, v)| *v == s).map(|(k, _)| *k)
+}
+
+fn sentinel(kind: UnknownKind) -> &'static str {
+    UNKNOWNS.iter().find(|(k, _)| *k == kind).map_or(sig::UNKNOWN_STRING, |(_, v)| v)
+}
+
+/// A short name of the node's kind, for messages.
+fn kind_name(node: &Node) -> &'static str {
+    match node {
+        Node::Null => "null",
+        Node::Bool(_) => "a bool",
+        Node::Number(_) => "a number",
+        Node::String(_) => "a string",
+        Node::Bytes(_) => "a byte string",
+        Node::Array(_) => "an array",
+        Node::Object(_) => "an object",
+        Node::Asset(_) => "an asset",
+        Node::Archive(_) => "an archive",
+        Node::Secret(_) => "a secret",
+        Node::Unknown(_) => "an unknown",
+        Node::ResourceReference(_) => "a resource reference",
+        Node::Output(_) => "an output value",
+    }
+}
+
+/// The named children of an object or an archive of members.
+fn named_children(node: &Node) -> Option<&[(String, u32)]> {
+    match node {
+        Node::Object(fields) | Node::Archive(Archive { source: Some(ArchiveSource::Assets(fields)), .. }) => {
+            Some(fields)
+        }
+        _ => None,
+    }
+}
+
+/// Every child index of a node, in order.
+fn children(node: &Node) -> impl Iterator<Item = u32> + '_ {
+    let (one, list): (Option<u32>, &[u32]) = match node {
+        Node::Array(items) => (None, items),
+        Node::Secret(c) => (Some(*c), &[]),
+        Node::Output(o) => (o.value, &[]),
+        _ => (None, &[]),
+    };
+    let named = named_children(node).unwrap_or(&[]);
+    one.into_iter().chain(list.iter().copied()).chain(named.iter().map(|(_, c)| *c))
+}
+
+/// Points child slot `slot` of `node` at `child` (wire -> WIT, filling placeholders).
+fn set_child(node: &mut Node, slot: usize, child: u32) {
+    let target = match node {
+        Node::Array(items) => items.get_mut(slot),
+        Node::Object(fields) | Node::Archive(Archive { source: Some(ArchiveSource::Assets(fields)), .. }) => {
+            fields.get_mut(slot).map(|(_, c)| c)
+        }
+        Node::Secret(c) | Node::Output(OutputValue { value: Some(c), .. }) => Some(c),
+        _ => None,
+    };
+    if let Some(t) = target {
+        *t = child;
+    }
+}
+
+/// No parent (the root, or not referenced yet).
+const NONE: u32 = u32::MAX;
+
+/// The path of node `i`, following `parent` links (each strictly smaller) to the root.
+fn path_of(nodes: &[Node], parent: &[u32], mut i: u32) -> PropertyPath {
+    enum Seg<'a> {
+        Key(&'a str),
+        Index(usize),
+    }
+    let mut segs = Vec::new();
+    while i != 0 {
+        let Some(&p) = parent.get(i as usize) else { break };
+        if p >= i {
+            break;
+        }
+        match nodes.get(p as usize) {
+            Some(Node::Array(items)) => segs.extend(items.iter().position(|&c| c == i).map(Seg::Index)),
+            Some(n) => {
+                let named = named_children(n).unwrap_or(&[]);
+                segs.extend(named.iter().find(|(_, c)| *c == i).map(|(k, _)| Seg::Key(k)));
+            }
+            None => {}
+        }
+        i = p;
+    }
+    let mut out = String::new();
+    for seg in segs.iter().rev() {
+        match seg {
+            Seg::Index(k) => out.push_str(&format!("[{k}]")),
+            Seg::Key(k) if !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(k);
+            }
+            Seg::Key(k) => out.push_str(&format!("[{k:?}]")),
+        }
+    }
+    PropertyPath(out)
+}
+
+// ---------------------------------------------------------------------------
+// Wire -> WIT
+// ---------------------------------------------------------------------------
+
+/// A property map from the wire. The root is always an object node.
+pub fn struct_to_wit(s: &Struct) -> Result<Value, ConvertError> {
+    let mut d = Decoder::new(Limits::default().max_depth);
+    d.nodes.push(Node::Null);
+    d.parent.push(NONE);
+    d.nodes[0] = d.object(s, 0, 0);
+    d.run()
+}
+
+/// An optional property map from the wire; `None` is the empty map.
+pub fn opt_struct_to_wit(s: Option<&Struct>) -> Result<Value, ConvertError> {
+    s.map_or_else(|| Ok(empty_map()), struct_to_wit)
+}
+
+/// A single value from the wire. `kind: None` is null.
+pub fn value_to_wit(v: &WireValue) -> Result<Value, ConvertError> {
+    let mut d = Decoder::new(Limits::default().max_depth);
+    d.push(v, NONE, 0, 0, false);
+    d.run()
+}
+
+/// Something wrong with one wire value; becomes a [`ConvertError`] once its path is known.
+enum Fault {
+    Malformed(&'static str, String),
+    Signature(String),
+    Base64(base64::DecodeError),
+    Member(&'static str),
+    TooDeep,
+}
+
+fn missing(what: &'static str, field: &str) -> Fault {
+    Fault::Malformed(what, format!("missing `{field}`"))
+}
+
+fn not_a(what: &'static str, field: &str, expected: &str) -> Fault {
+    Fault::Malformed(what, format!("`{field}` must be {expected}"))
+}
+
+/// Field `field` of a special value, which must be a string if present.
+fn str_field<'a>(s: &'a Struct, what: &'static str, field: &str) -> Result<Option<&'a str>, Fault> {
+    match s.fields.get(field).map(|v| &v.kind) {
+        None => Ok(None),
+        Some(Some(Kind::StringValue(v))) => Ok(Some(v)),
+        Some(_) => Err(not_a(what, field, "a string")),
+    }
+}
+
+/// A wire value waiting for its node: it goes in child slot `slot` of node `parent`.
+struct Task<'a> {
+    value: &'a WireValue,
+    parent: u32,
+    slot: usize,
+    depth: usize,
+    /// An archive member, which must be an asset or an archive.
+    member: bool,
+}
+
+struct Decoder<'a> {
+    nodes: Vec<Node>,
+    parent: Vec<u32>,
+    stack: Vec<Task<'a>>,
+    max_depth: usize,
+}
+
+impl<'a> Decoder<'a> {
+    fn new(max_depth: usize) -> Self {
+        Decoder { nodes: Vec::new(), parent: Vec::new(), stack: Vec::new(), max_depth }
+    }
+
+    fn push(&mut self, value: &'a WireValue, parent: u32, slot: usize, depth: usize, member: bool) {
+        self.stack.push(Task { value, parent, slot, depth, member });
+    }
+
+    /// Children are pushed last-first, so popping the stack visits them in pre-order.
+    fn run(mut self) -> Result<Value, ConvertError> {
+        while let Some(t) = self.stack.pop() {
+            let count = self.nodes.len();
+            let idx = u32::try_from(count)
+                .ok()
+                .filter(|&i| i != NONE)
+                .ok_or(ConvertError::TooManyNodes { count, max: NONE as usize })?;
+            self.nodes.push(Node::Null);
+            self.parent.push(t.parent);
+            if let Some(p) = self.nodes.get_mut(t.parent as usize) {
+                set_child(p, t.slot, idx);
+            }
+            let decoded = if t.depth > self.max_depth { Err(Fault::TooDeep) } else { self.decode(&t, idx) };
+            match decoded {
+                Ok(node) => self.nodes[idx as usize] = node,
+                Err(fault) => {
+                    let path = path_of(&self.nodes, &self.parent, idx);
+                    return Err(match fault {
+                        Fault::Malformed(what, reason) => ConvertError::Malformed { path, what, reason },
+                        Fault::Signature(signature) => ConvertError::UnrecognizedSignature { path, signature },
+                        Fault::Base64(source) => ConvertError::InvalidBase64 { path, source },
+                        Fault::Member(found) => ConvertError::ArchiveMember { path, found },
+                        Fault::TooDeep => ConvertError::TooDeep { path, max: self.max_depth },
+                    });
+                }
+            }
+        }
+        Ok(Value { nodes: self.nodes })
+    }
+
+    fn decode(&mut self, t: &Task<'a>, idx: u32) -> Result<Node, Fault> {
+        let node = match &t.value.kind {
+            None | Some(Kind::NullValue(_)) => Node::Null,
+            Some(Kind::BoolValue(b)) => Node::Bool(*b),
+            Some(Kind::NumberValue(n)) => Node::Number(*n),
+            Some(Kind::StringValue(s)) => unknown_kind(s).map_or_else(|| Node::String(s.clone()), Node::Unknown),
+            Some(Kind::ListValue(l)) => {
+                for (slot, v) in l.values.iter().enumerate().rev() {
+                    self.push(v, idx, slot, t.depth + 1, false);
+                }
+                Node::Array(vec![0; l.values.len()])
+            }
+            Some(Kind::StructValue(s)) => match s.fields.get(sig::KEY) {
+                None => self.object(s, idx, t.depth),
+                Some(signature) => self.special(s, signature, idx, t.depth)?,
+            },
+        };
+        if t.member && !matches!(node, Node::Asset(_) | Node::Archive(_)) {
+            return Err(Fault::Member(kind_name(&node)));
+        }
+        Ok(node)
+    }
+
+    /// A plain object; also the root of a property map, whatever its keys.
+    fn object(&mut self, s: &'a Struct, idx: u32, depth: usize) -> Node {
+        for (slot, v) in s.fields.values().enumerate().rev() {
+            self.push(v, idx, slot, depth + 1, false);
+        }
+        Node::Object(s.fields.keys().map(|k| (k.clone(), 0)).collect())
+    }
+
+    fn special(&mut self, s: &'a Struct, signature: &WireValue, idx: u32, depth: usize) -> Result<Node, Fault> {
+        let Some(Kind::StringValue(signature)) = &signature.kind else {
+            return Err(not_a("special value", sig::KEY, "a string signature"));
+        };
+        match signature.as_str() {
+            sig::SECRET => {
+                let v = s.fields.get("value").ok_or_else(|| missing("secret", "value"))?;
+                self.push(v, idx, 0, depth + 1, false);
+                Ok(Node::Secret(0))
+            }
+            sig::RESOURCE_REFERENCE => {
+                const W: &str = "resource reference";
+                let urn = str_field(s, W, "urn")?.ok_or_else(|| missing(W, "urn"))?.to_owned();
+                let id = match str_field(s, W, "id")? {
+                    None => None,
+                    Some(id) if id.is_empty() || unknown_kind(id).is_some() => Some(ReferenceId::Unknown),
+                    Some(id) => Some(ReferenceId::Known(id.to_owned())),
+                };
+                let package_version = str_field(s, W, "packageVersion")?.unwrap_or_default().to_owned();
+                Ok(Node::ResourceReference(ResourceReference { urn, id, package_version }))
+            }
+            sig::OUTPUT_VALUE => {
+                const W: &str = "output value";
+                let secret = match s.fields.get("secret").map(|v| &v.kind) {
+                    None => false,
+                    Some(Some(Kind::BoolValue(b))) => *b,
+                    Some(_) => return Err(not_a(W, "secret", "a bool")),
+                };
+                let dependencies = match s.fields.get("dependencies").map(|v| &v.kind) {
+                    None => Vec::new(),
+                    Some(Some(Kind::ListValue(l))) => l
+                        .values
+                        .iter()
+                        .map(|d| match &d.kind {
+                            Some(Kind::StringValue(urn)) => Ok(urn.clone()),
+                            _ => Err(not_a(W, "dependencies", "a list of strings")),
+                        })
+                        .collect::<Result<_, _>>()?,
+                    Some(_) => return Err(not_a(W, "dependencies", "a list of strings")),
+                };
+                let value = s.fields.get("value").map(|v| {
+                    self.push(v, idx, 0, depth + 1, false);
+                    0
+                });
+                Ok(Node::Output(OutputValue { value, secret, dependencies }))
+            }
+            // One source at most; like Pulumi, path wins over uri, and uri over text.
+            sig::ASSET => {
+                const W: &str = "asset";
+                let hash = str_field(s, W, "hash")?.map(str::to_owned);
+                let source = if let Some(p) = str_field(s, W, "path")? {
+                    Some(AssetSource::Path(p.to_owned()))
+                } else if let Some(u) = str_field(s, W, "uri")? {
+                    Some(AssetSource::Uri(u.to_owned()))
+                } else {
+                    str_field(s, W, "text")?.map(|t| AssetSource::Text(t.to_owned()))
+                };
+                Ok(Node::Asset(Asset { hash, source }))
+            }
+            sig::ARCHIVE => {
+                const W: &str = "archive";
+                let hash = str_field(s, W, "hash")?.map(str::to_owned);
+                let source = if let Some(p) = str_field(s, W, "path")? {
+                    Some(ArchiveSource::Path(p.to_owned()))
+                } else if let Some(u) = str_field(s, W, "uri")? {
+                    Some(ArchiveSource::Uri(u.to_owned()))
+                } else {
+                    match s.fields.get("assets").map(|v| &v.kind) {
+                        None => None,
+                        Some(Some(Kind::StructValue(members))) => {
+                            for (slot, v) in members.fields.values().enumerate().rev() {
+                                self.push(v, idx, slot, depth + 1, true);
+                            }
+                            Some(ArchiveSource::Assets(members.fields.keys().map(|k| (k.clone(), 0)).collect()))
+                        }
+                        Some(_) => return Err(not_a(W, "assets", "an object")),
+                    }
+                };
+                Ok(Node::Archive(Archive { hash, source }))
+            }
+            sig::BYTE_STRING => {
+                const W: &str = "byte string";
+                let b64 = str_field(s, W, "value")?.ok_or_else(|| missing(W, "value"))?;
+                BASE64.decode(b64).map(Node::Bytes).map_err(Fault::Base64)
+            }
+            other => Err(Fault::Signature(other.to_owned())),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// WIT -> wire
+// ---------------------------------------------------------------------------
+
+/// A guest property map to the wire. The root must be an object.
+pub fn wit_to_struct(v: &Value, opts: WireOptions, limits: Limits) -> Result<Struct, ConvertError> {
+    let root = v.nodes.first().ok_or(ConvertError::Empty)?;
+    if !matches!(root, Node::Object(_)) {
+        return Err(ConvertError::RootNotObject { found: kind_name(root) });
+    }
+    match wit_to_value(v, opts, limits)?.kind {
+        Some(Kind::StructValue(s)) => Ok(s),
+        _ => Err(ConvertError::RootNotObject { found: "a special value" }),
+    }
+}
+
+/// A guest value to the wire.
+pub fn wit_to_value(v: &Value, opts: WireOptions, limits: Limits) -> Result<WireValue, ConvertError> {
+    validate(&v.nodes, opts, limits)?;
+    Ok(build(&v.nodes, opts))
+}
+
+/// Checks everything [`build`] relies on, in one forward pass over the nodes.
+fn validate(nodes: &[Node], opts: WireOptions, limits: Limits) -> Result<(), ConvertError> {
+    let count = nodes.len();
+    if count == 0 {
+        return Err(ConvertError::Empty);
+    }
+    if count > limits.max_nodes || count > NONE as usize {
+        return Err(ConvertError::TooManyNodes { count, max: limits.max_nodes.min(NONE as usize) });
+    }
+    let mut parent = vec![NONE; count];
+    let mut depth = vec![0usize; count];
+    let mut keys = HashSet::new();
+    for (i, node) in nodes.iter().enumerate() {
+        let idx = i as u32;
+        // Any valid reference to node i comes from a node before it, all seen by now.
+        if i > 0 && parent[i] == NONE {
+            return Err(ConvertError::Unreferenced { node: idx });
+        }
+        if let Node::Bytes(b) = node
+            && !opts.byte_strings
+            && std::str::from_utf8(b).is_err()
+        {
+            return Err(ConvertError::ByteStringsNotNegotiated { path: path_of(nodes, &parent, idx) });
+        }
+        if let Some(named) = named_children(node) {
+            keys.clear();
+            for (key, _) in named {
+                if !keys.insert(key.as_str()) {
+                    return Err(ConvertError::DuplicateKey { path: path_of(nodes, &parent, idx), key: key.clone() });
+                }
+                if key == sig::KEY && matches!(node, Node::Object(_)) {
+                    return Err(ConvertError::ReservedKey { path: path_of(nodes, &parent, idx) });
+                }
+            }
+        }
+        let members = matches!(node, Node::Archive(_));
+        for child in children(node) {
+            let c = child as usize;
+            if c >= count {
+                let path = path_of(nodes, &parent, idx);
+                return Err(ConvertError::ChildOutOfRange { path, node: idx, child, len: count });
+            }
+            if child <= idx {
+                let path = path_of(nodes, &parent, idx);
+                return Err(ConvertError::ChildNotAfterParent { path, node: idx, child });
+            }
+            if parent[c] != NONE {
+                let (first, second) = (parent[c], idx);
+                return Err(ConvertError::SharedNode { path: path_of(nodes, &parent, child), child, first, second });
+            }
+            parent[c] = idx;
+            depth[c] = depth[i] + 1;
+            if depth[c] > limits.max_depth {
+                return Err(ConvertError::TooDeep { path: path_of(nodes, &parent, child), max: limits.max_depth });
+            }
+            if members && !matches!(nodes[c], Node::Asset(_) | Node::Archive(_)) {
+                let path = path_of(nodes, &parent, child);
+                return Err(ConvertError::ArchiveMember { path, found: kind_name(&nodes[c]) });
+            }
+        }
+    }
+    Ok(())
+}
+
+fn wire(kind: Kind) -> WireValue {
+    WireValue { kind: Some(kind) }
+}
+
+fn string(s: impl Into<String>) -> WireValue {
+    wire(Kind::StringValue(s.into()))
+}
+
+/// A special value: a struct with the signature and the given fields.
+fn special<'a>(signature: &str, fields: impl IntoIterator<Item = (&'a str, WireValue)>) -> WireValue {
+    let mut map = BTreeMap::from([(sig::KEY.to_owned(), string(signature))]);
+    map.extend(fields.into_iter().map(|(k, v)| (k.to_owned(), v)));
+    wire(Kind::StructValue(Struct { fields: map }))
+}
+
+/// Builds the wire value of a validated node list, last node first, so each
+/// node's children (all after it) are already built and each is taken once.
+fn build(nodes: &[Node], opts: WireOptions) -> WireValue {
+    let mut done: Vec<Option<WireValue>> = Vec::new();
+    done.resize_with(nodes.len(), || None);
+    for (i, node) in nodes.iter().enumerate().rev() {
+        let v = match node {
+            Node::Null => wire(Kind::NullValue(0)),
+            Node::Bool(b) => wire(Kind::BoolValue(*b)),
+            Node::Number(n) => wire(Kind::NumberValue(*n)),
+            Node::String(s) => string(s.as_str()),
+            Node::Bytes(b) => match std::str::from_utf8(b) {
+                Ok(s) if !opts.byte_strings => string(s),
+                _ => special(sig::BYTE_STRING, [("value", string(BASE64.encode(b)))]),
+            },
+            Node::Array(items) => {
+                let values = items.iter().map(|&c| take(&mut done, c)).collect();
+                wire(Kind::ListValue(ListValue { values }))
+            }
+            Node::Object(fields) => {
+                let fields = fields.iter().map(|(k, c)| (k.clone(), take(&mut done, *c))).collect();
+                wire(Kind::StructValue(Struct { fields }))
+            }
+            Node::Asset(a) => asset(a),
+            Node::Archive(a) => {
+                let source = match &a.source {
+                    None => None,
+                    Some(ArchiveSource::Path(p)) => Some(("path", string(p.as_str()))),
+                    Some(ArchiveSource::Uri(u)) => Some(("uri", string(u.as_str()))),
+                    Some(ArchiveSource::Assets(members)) => {
+                        let fields = members.iter().map(|(k, c)| (k.clone(), take(&mut done, *c))).collect();
+                        Some(("assets", wire(Kind::StructValue(Struct { fields }))))
+                    }
+                };
+                let hash = a.hash.as_deref().map(|h| ("hash", string(h)));
+                special(sig::ARCHIVE, hash.into_iter().chain(source))
+            }
+            Node::Secret(c) => special(sig::SECRET, [("value", take(&mut done, *c))]),
+            Node::Unknown(k) => string(sentinel(*k)),
+            Node::ResourceReference(r) => {
+                let id = r.id.as_ref().map(|id| match id {
+                    ReferenceId::Known(id) => ("id", string(id.as_str())),
+                    ReferenceId::Unknown => ("id", string("")),
+                });
+                let version = Some(&r.package_version).filter(|v| !v.is_empty());
+                let version = version.map(|v| ("packageVersion", string(v.as_str())));
+                special(sig::RESOURCE_REFERENCE, [("urn", string(r.urn.as_str()))].into_iter().chain(id).chain(version))
+            }
+            Node::Output(o) => {
+                let value = o.value.map(|c| ("value", take(&mut done, c)));
+                let secret = o.secret.then(|| ("secret", wire(Kind::BoolValue(true))));
+                let deps = (!o.dependencies.is_empty()).then(|| {
+                    let values = o.dependencies.iter().map(|d| string(d.as_str())).collect();
+                    ("dependencies", wire(Kind::ListValue(ListValue { values })))
+                });
+                special(sig::OUTPUT_VALUE, value.into_iter().chain(secret).chain(deps))
+            }
+        };
+        done[i] = Some(v);
+    }
+    take(&mut done, 0)
+}
+
+/// Takes the built child `c`; validation guarantees it is there, exactly once.
+fn take(done: &mut [Option<WireValue>], c: u32) -> WireValue {
+    done.get_mut(c as usize).and_then(Option::take).unwrap_or_default()
+}
+
+fn asset(a: &Asset) -> WireValue {
+    let hash = a.hash.as_deref().map(|h| ("hash", string(h)));
+    let source = a.source.as_ref().map(|s| match s {
+        AssetSource::Text(t) => ("text", string(t.as_str())),
+        AssetSource::Path(p) => ("path", string(p.as_str())),
+        AssetSource::Uri(u) => ("uri", string(u.as_str())),
+    });
+    special(sig::ASSET, hash.into_iter().chain(source))
+}
+
+#[cfg(test)]
+#[path = "value_tests.rs"]
+mod tests;

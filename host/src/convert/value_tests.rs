@@ -1,0 +1,494 @@
+use std::collections::BTreeMap;
+
+use prost_types::value::Kind;
+use prost_types::{ListValue, Struct, Value as WireValue};
+
+use super::*;
+
+// ---- wire builders -----------------------------------------------------------
+
+fn null() -> WireValue {
+    WireValue { kind: Some(Kind::NullValue(0)) }
+}
+fn b(v: bool) -> WireValue {
+    WireValue { kind: Some(Kind::BoolValue(v)) }
+}
+fn n(v: f64) -> WireValue {
+    WireValue { kind: Some(Kind::NumberValue(v)) }
+}
+fn s(v: &str) -> WireValue {
+    WireValue { kind: Some(Kind::StringValue(v.to_owned())) }
+}
+fn list(values: Vec<WireValue>) -> WireValue {
+    WireValue { kind: Some(Kind::ListValue(ListValue { values })) }
+}
+fn map<const N: usize>(fields: [(&str, WireValue); N]) -> Struct {
+    Struct { fields: fields.into_iter().map(|(k, v)| (k.to_owned(), v)).collect::<BTreeMap<_, _>>() }
+}
+fn obj<const N: usize>(fields: [(&str, WireValue); N]) -> WireValue {
+    WireValue { kind: Some(Kind::StructValue(map(fields))) }
+}
+/// A special value: the signature plus the given fields.
+fn sp<const N: usize>(signature: &str, fields: [(&str, WireValue); N]) -> WireValue {
+    let mut m = map(fields);
+    m.fields.insert(sig::KEY.to_owned(), s(signature));
+    WireValue { kind: Some(Kind::StructValue(m)) }
+}
+
+const HASH: &str = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+const URN: &str = "urn:pulumi:dev::proj::pkg:mod:Res::name";
+
+fn negotiated() -> WireOptions {
+    WireOptions { byte_strings: true }
+}
+
+/// Wire -> WIT -> wire must give back the same struct, with nodes in pre-order.
+#[track_caller]
+fn roundtrip(original: Struct) {
+    let wit = struct_to_wit(&original).expect("decode");
+    assert!(matches!(wit.nodes[0], Node::Object(_)));
+    assert_preorder(&wit);
+    let back = wit_to_struct(&wit, negotiated(), Limits::default()).expect("encode");
+    assert_eq!(back, original);
+}
+
+/// Each node's children are numbered consecutively after it, subtree by subtree.
+#[track_caller]
+fn assert_preorder(v: &Value) {
+    fn walk(v: &Value, i: u32, next: &mut u32) {
+        for c in children(&v.nodes[i as usize]) {
+            assert_eq!(c, *next, "node {i} is not in pre-order");
+            *next += 1;
+            walk(v, c, next);
+        }
+    }
+    let mut next = 1;
+    walk(v, 0, &mut next);
+    assert_eq!(next as usize, v.nodes.len());
+}
+
+fn single(v: WireValue) -> Struct {
+    map([("v", v)])
+}
+
+// ---- wire -> WIT -> wire round trips -------------------------------------------
+
+#[test]
+fn roundtrip_plain_values() {
+    roundtrip(Struct::default());
+    roundtrip(map([
+        ("null", null()),
+        ("yes", b(true)),
+        ("no", b(false)),
+        ("num", n(-1.5e300)),
+        ("str", s("héllo")),
+        ("empty", s("")),
+        ("arr", list(vec![n(1.0), s("two"), list(vec![]), obj([])])),
+        ("nested", obj([("a", obj([("b", list(vec![obj([("c", b(true))])]))])), ("d", null())])),
+        ("weird.key", s("x")),
+    ]));
+}
+
+#[test]
+fn roundtrip_secret() {
+    roundtrip(single(sp(sig::SECRET, [("value", obj([("password", s("hunter2"))]))])));
+    roundtrip(single(sp(sig::SECRET, [("value", sp(sig::SECRET, [("value", null())]))])));
+}
+
+#[test]
+fn roundtrip_unknowns() {
+    let all = [
+        (sig::UNKNOWN_BOOL, UnknownKind::Bool),
+        (sig::UNKNOWN_NUMBER, UnknownKind::Number),
+        (sig::UNKNOWN_STRING, UnknownKind::String),
+        (sig::UNKNOWN_ARRAY, UnknownKind::Array),
+        (sig::UNKNOWN_ASSET, UnknownKind::Asset),
+        (sig::UNKNOWN_ARCHIVE, UnknownKind::Archive),
+        (sig::UNKNOWN_OBJECT, UnknownKind::Object),
+    ];
+    for (sentinel, kind) in all {
+        let wit = value_to_wit(&s(sentinel)).expect("decode");
+        assert!(matches!(wit.nodes[..], [Node::Unknown(k)] if k == kind), "{sentinel}");
+        roundtrip(single(s(sentinel)));
+    }
+}
+
+#[test]
+fn roundtrip_assets() {
+    roundtrip(single(sp(sig::ASSET, [("hash", s(HASH)), ("text", s(""))])));
+    roundtrip(single(sp(sig::ASSET, [("text", s("hello"))])));
+    roundtrip(single(sp(sig::ASSET, [("hash", s(HASH)), ("path", s("./file.txt"))])));
+    roundtrip(single(sp(sig::ASSET, [("uri", s("https://example.com/f"))])));
+    roundtrip(single(sp(sig::ASSET, [("hash", s(HASH))])));
+}
+
+#[test]
+fn roundtrip_archives() {
+    let nested = sp(sig::ARCHIVE, [("assets", obj([("inner.txt", sp(sig::ASSET, [("text", s("in"))]))]))]);
+    let members = obj([
+        ("a.txt", sp(sig::ASSET, [("hash", s(HASH)), ("text", s(""))])),
+        ("b", sp(sig::ASSET, [("path", s("b.bin"))])),
+        ("dir", nested),
+        ("remote", sp(sig::ARCHIVE, [("uri", s("https://example.com/a.tgz"))])),
+    ]);
+    roundtrip(single(sp(sig::ARCHIVE, [("hash", s(HASH)), ("assets", members)])));
+    roundtrip(single(sp(sig::ARCHIVE, [("assets", obj([]))])));
+    roundtrip(single(sp(sig::ARCHIVE, [("path", s("./dir"))])));
+    roundtrip(single(sp(sig::ARCHIVE, [("uri", s("file:///a.zip"))])));
+    roundtrip(single(sp(sig::ARCHIVE, [("hash", s(HASH))])));
+    let wit = struct_to_wit(&single(sp(sig::ARCHIVE, [("hash", s(HASH))]))).expect("decode");
+    assert!(matches!(&wit.nodes[1], Node::Archive(Archive { hash: Some(_), source: None })));
+}
+
+#[test]
+fn archive_source_precedence_is_path_uri_assets() {
+    let v = sp(sig::ARCHIVE, [("path", s("p")), ("uri", s("u")), ("assets", obj([]))]);
+    let wit = value_to_wit(&v).expect("decode");
+    assert!(
+        matches!(&wit.nodes[..], [Node::Archive(Archive { source: Some(ArchiveSource::Path(p)), .. })] if p == "p")
+    );
+    let v = sp(sig::ARCHIVE, [("uri", s("u")), ("assets", obj([]))]);
+    let wit = value_to_wit(&v).expect("decode");
+    assert!(matches!(&wit.nodes[..], [Node::Archive(Archive { source: Some(ArchiveSource::Uri(u)), .. })] if u == "u"));
+}
+
+#[test]
+fn roundtrip_resource_references() {
+    let rr = sig::RESOURCE_REFERENCE;
+    roundtrip(single(sp(rr, [("urn", s(URN)), ("id", s("i-123"))])));
+    roundtrip(single(sp(rr, [("urn", s(URN)), ("id", s(""))])));
+    roundtrip(single(sp(rr, [("urn", s(URN))])));
+    roundtrip(single(sp(rr, [("urn", s(URN)), ("id", s("i-1")), ("packageVersion", s("1.2.3"))])));
+
+    let wit = value_to_wit(&sp(rr, [("urn", s(URN))])).expect("decode");
+    assert!(matches!(&wit.nodes[..], [Node::ResourceReference(ResourceReference { id: None, .. })]));
+    // The unknown sentinel as an ID is an unknown ID, sent back as "".
+    let wit = value_to_wit(&sp(rr, [("urn", s(URN)), ("id", s(sig::UNKNOWN_STRING))])).expect("decode");
+    assert!(matches!(
+        &wit.nodes[..],
+        [Node::ResourceReference(ResourceReference { id: Some(ReferenceId::Unknown), .. })]
+    ));
+    let back = wit_to_value(&wit, WireOptions::default(), Limits::default()).expect("encode");
+    assert_eq!(back, sp(rr, [("urn", s(URN)), ("id", s(""))]));
+}
+
+#[test]
+fn roundtrip_output_values() {
+    let ov = sig::OUTPUT_VALUE;
+    roundtrip(single(sp(ov, [("value", s("known"))])));
+    roundtrip(single(sp(ov, [])));
+    roundtrip(single(sp(ov, [("value", null())])));
+    roundtrip(single(sp(ov, [("value", n(1.0)), ("secret", b(true))])));
+    roundtrip(single(sp(ov, [("secret", b(true)), ("dependencies", list(vec![s(URN), s("urn:b")]))])));
+    roundtrip(single(sp(ov, [("value", obj([("x", list(vec![b(true)]))])), ("dependencies", list(vec![s(URN)]))])));
+
+    // `secret: false` and empty dependencies are the defaults and are not sent back.
+    let v = sp(ov, [("value", s("x")), ("secret", b(false)), ("dependencies", list(vec![]))]);
+    let back = wit_to_value(&value_to_wit(&v).expect("decode"), negotiated(), Limits::default()).expect("encode");
+    assert_eq!(back, sp(ov, [("value", s("x"))]));
+}
+
+#[test]
+fn roundtrip_byte_string_when_negotiated() {
+    roundtrip(single(sp(sig::BYTE_STRING, [("value", s("/wAB"))])));
+    let wit = value_to_wit(&sp(sig::BYTE_STRING, [("value", s("/wAB"))])).expect("decode");
+    assert!(matches!(&wit.nodes[..], [Node::Bytes(bytes)] if bytes == &[0xff, 0, 1]));
+}
+
+fn nest(levels: usize) -> WireValue {
+    let mut v = s("leaf");
+    for i in 0..levels {
+        v = if i % 2 == 0 { list(vec![v]) } else { obj([("k", v)]) };
+    }
+    v
+}
+
+#[test]
+fn roundtrip_deep_nesting() {
+    roundtrip(single(nest(30)));
+}
+
+#[test]
+fn kind_none_is_null_and_root_object_keys_are_plain() {
+    let wit = value_to_wit(&WireValue { kind: None }).expect("decode");
+    assert!(matches!(&wit.nodes[..], [Node::Null]));
+    // A property map's root is an object even when it holds the signature key.
+    let wit = struct_to_wit(&map([(sig::KEY, s(sig::SECRET))])).expect("decode");
+    assert!(matches!(&wit.nodes[..], [Node::Object(f), Node::String(_)] if f[0].0 == sig::KEY));
+}
+
+#[test]
+fn optional_structs() {
+    let wit = opt_struct_to_wit(None).expect("decode");
+    assert!(matches!(&wit.nodes[..], [Node::Object(f)] if f.is_empty()));
+    let wit = opt_struct_to_wit(Some(&map([("a", b(true))]))).expect("decode");
+    assert_eq!(wit.nodes.len(), 2);
+    assert!(matches!(&empty_map().nodes[..], [Node::Object(f)] if f.is_empty()));
+}
+
+// ---- malformed wire input -----------------------------------------------------
+
+/// Decodes `v` placed at `tags.env` and returns the error.
+#[track_caller]
+fn wire_err(v: WireValue) -> ConvertError {
+    let m = map([("tags", obj([("env", v)]))]);
+    struct_to_wit(&m).expect_err("should fail")
+}
+
+#[track_caller]
+fn assert_malformed(e: ConvertError, what_: &str, needle: &str) {
+    match &e {
+        ConvertError::Malformed { path, what, reason } => {
+            assert_eq!(path.0, "tags.env");
+            assert_eq!(*what, what_);
+            assert!(reason.contains(needle), "{e}");
+        }
+        other => panic!("expected Malformed, got {other:?}"),
+    }
+}
+
+#[test]
+fn malformed_special_values() {
+    assert_malformed(wire_err(sp(sig::SECRET, [])), "secret", "missing `value`");
+    let rr = sig::RESOURCE_REFERENCE;
+    assert_malformed(wire_err(sp(rr, [("urn", n(1.0))])), "resource reference", "`urn` must be a string");
+    assert_malformed(wire_err(sp(rr, [])), "resource reference", "missing `urn`");
+    assert_malformed(wire_err(sp(rr, [("urn", s(URN)), ("id", b(true))])), "resource reference", "`id`");
+    assert_malformed(
+        wire_err(sp(rr, [("urn", s(URN)), ("packageVersion", n(1.0))])),
+        "resource reference",
+        "packageVersion",
+    );
+    let ov = sig::OUTPUT_VALUE;
+    assert_malformed(wire_err(sp(ov, [("secret", s("yes"))])), "output value", "`secret` must be a bool");
+    assert_malformed(wire_err(sp(ov, [("dependencies", s(URN))])), "output value", "dependencies");
+    assert_malformed(wire_err(sp(ov, [("dependencies", list(vec![n(1.0)]))])), "output value", "dependencies");
+    assert_malformed(wire_err(sp(sig::ASSET, [("text", n(1.0))])), "asset", "`text`");
+    assert_malformed(wire_err(sp(sig::ASSET, [("hash", null())])), "asset", "`hash`");
+    assert_malformed(wire_err(sp(sig::ARCHIVE, [("assets", list(vec![]))])), "archive", "`assets` must be an object");
+    assert_malformed(wire_err(sp(sig::ARCHIVE, [("path", b(true))])), "archive", "`path`");
+    assert_malformed(wire_err(sp(sig::BYTE_STRING, [])), "byte string", "missing `value`");
+    assert_malformed(wire_err(obj([(sig::KEY, n(1.0))])), "special value", "signature");
+}
+
+#[test]
+fn malformed_paths_name_the_property() {
+    let m = map([("items", list(vec![null(), null(), null(), sp(sig::SECRET, [])]))]);
+    let e = struct_to_wit(&m).expect_err("should fail");
+    assert!(matches!(&e, ConvertError::Malformed { path, .. } if path.0 == "items[3]"), "{e:?}");
+    assert_eq!(e.to_string(), "malformed secret at `items[3]`: missing `value`");
+    let e = struct_to_wit(&map([("a b", sp(sig::SECRET, []))])).expect_err("should fail");
+    assert!(matches!(&e, ConvertError::Malformed { path, .. } if path.0 == r#"["a b"]"#), "{e:?}");
+    let e = value_to_wit(&sp(sig::SECRET, [])).expect_err("should fail");
+    assert_eq!(e.to_string(), "malformed secret at the top level: missing `value`");
+}
+
+#[test]
+fn unrecognized_signature() {
+    let e = wire_err(sp("0123456789abcdef", [("value", null())]));
+    assert!(matches!(&e, ConvertError::UnrecognizedSignature { path, signature }
+        if path.0 == "tags.env" && signature == "0123456789abcdef"));
+    assert!(e.to_string().starts_with("unrecognized signature '0123456789abcdef' in property map"), "{e}");
+}
+
+#[test]
+fn invalid_base64() {
+    let e = wire_err(sp(sig::BYTE_STRING, [("value", s("not base64!"))]));
+    assert!(matches!(&e, ConvertError::InvalidBase64 { path, .. } if path.0 == "tags.env"), "{e:?}");
+    // Standard alphabet, not URL-safe.
+    let e = wire_err(sp(sig::BYTE_STRING, [("value", s("_-8="))]));
+    assert!(matches!(e, ConvertError::InvalidBase64 { .. }), "{e:?}");
+}
+
+#[test]
+fn archive_member_on_the_wire_must_be_asset_or_archive() {
+    let members = obj([("ok", sp(sig::ASSET, [("text", s(""))])), ("bad", s("plain"))]);
+    let e = wire_err(sp(sig::ARCHIVE, [("assets", members)]));
+    assert!(matches!(&e, ConvertError::ArchiveMember { path, found: "a string" } if path.0 == "tags.env.bad"), "{e:?}");
+    let e = wire_err(sp(sig::ARCHIVE, [("assets", obj([("x", sp(sig::SECRET, [("value", null())]))]))]));
+    assert!(matches!(e, ConvertError::ArchiveMember { found: "a secret", .. }), "{e:?}");
+}
+
+#[test]
+fn wire_depth_is_bounded() {
+    let max = Limits::default().max_depth;
+    assert!(value_to_wit(&nest(max)).is_ok());
+    let e = value_to_wit(&nest(max + 1)).expect_err("should fail");
+    assert!(matches!(e, ConvertError::TooDeep { max: m, .. } if m == max), "{e:?}");
+}
+
+// ---- WIT -> wire: untrusted guest values ----------------------------------------
+
+fn wv(nodes: Vec<Node>) -> Value {
+    Value { nodes }
+}
+fn o(fields: &[(&str, u32)]) -> Node {
+    Node::Object(fields.iter().map(|(k, c)| ((*k).to_owned(), *c)).collect())
+}
+fn text(t: &str) -> Node {
+    Node::Asset(Asset { hash: None, source: Some(AssetSource::Text(t.to_owned())) })
+}
+fn members(fields: &[(&str, u32)]) -> Node {
+    let list = fields.iter().map(|(k, c)| ((*k).to_owned(), *c)).collect();
+    Node::Archive(Archive { hash: None, source: Some(ArchiveSource::Assets(list)) })
+}
+
+#[track_caller]
+fn guest_err(nodes: Vec<Node>) -> ConvertError {
+    wit_to_value(&wv(nodes), negotiated(), Limits::default()).expect_err("should fail")
+}
+
+#[test]
+fn guest_value_encodes_every_node_kind() {
+    let v = wv(vec![
+        o(&[("a", 1), ("s", 4), ("u", 6), ("r", 7), ("out", 8), ("arc", 10)]),
+        Node::Array(vec![2, 3]),
+        Node::Number(2.0),
+        Node::Bool(false),
+        Node::Secret(5),
+        Node::String("pw".into()),
+        Node::Unknown(UnknownKind::Object),
+        Node::ResourceReference(ResourceReference { urn: URN.into(), id: None, package_version: String::new() }),
+        Node::Output(OutputValue { value: Some(9), secret: true, dependencies: vec![URN.into()] }),
+        Node::Null,
+        members(&[("f", 11)]),
+        text("t"),
+    ]);
+    let got = wit_to_struct(&v, WireOptions::default(), Limits::default()).expect("encode");
+    let want = map([
+        ("a", list(vec![n(2.0), b(false)])),
+        ("s", sp(sig::SECRET, [("value", s("pw"))])),
+        ("u", s(sig::UNKNOWN_OBJECT)),
+        ("r", sp(sig::RESOURCE_REFERENCE, [("urn", s(URN))])),
+        ("out", sp(sig::OUTPUT_VALUE, [("value", null()), ("secret", b(true)), ("dependencies", list(vec![s(URN)]))])),
+        ("arc", sp(sig::ARCHIVE, [("assets", obj([("f", sp(sig::ASSET, [("text", s("t"))]))]))])),
+    ]);
+    assert_eq!(got, want);
+    // A guest value need not be in pre-order, only parent-before-child.
+    let v = wv(vec![Node::Array(vec![2, 1]), Node::Bool(true), Node::Bool(false)]);
+    let got = wit_to_value(&v, negotiated(), Limits::default()).expect("encode");
+    assert_eq!(got, list(vec![b(false), b(true)]));
+}
+
+#[test]
+fn guest_empty_and_root() {
+    assert!(matches!(guest_err(vec![]), ConvertError::Empty));
+    let e = wit_to_struct(&wv(vec![]), negotiated(), Limits::default()).expect_err("should fail");
+    assert!(matches!(e, ConvertError::Empty));
+    let e = wit_to_struct(&wv(vec![Node::Array(vec![])]), negotiated(), Limits::default()).expect_err("should fail");
+    assert!(matches!(e, ConvertError::RootNotObject { found: "an array" }), "{e:?}");
+    // Any root is fine for a single value.
+    let ok = wit_to_value(&wv(vec![Node::Array(vec![])]), negotiated(), Limits::default());
+    assert_eq!(ok.expect("encode"), list(vec![]));
+}
+
+#[test]
+fn guest_child_out_of_range() {
+    let e = guest_err(vec![o(&[("items", 1)]), Node::Array(vec![2, 9]), Node::Null]);
+    assert!(
+        matches!(&e, ConvertError::ChildOutOfRange { path, node: 1, child: 9, len: 3 } if path.0 == "items"),
+        "{e:?}"
+    );
+    let e = guest_err(vec![Node::Secret(u32::MAX)]);
+    assert!(matches!(e, ConvertError::ChildOutOfRange { .. }), "{e:?}");
+}
+
+#[test]
+fn guest_cycles_and_back_references() {
+    let e = guest_err(vec![Node::Array(vec![0])]);
+    assert!(matches!(e, ConvertError::ChildNotAfterParent { node: 0, child: 0, .. }), "{e:?}");
+    let e = guest_err(vec![o(&[("a", 1)]), Node::Secret(1)]);
+    assert!(matches!(&e, ConvertError::ChildNotAfterParent { path, node: 1, child: 1 } if path.0 == "a"), "{e:?}");
+    let e = guest_err(vec![Node::Array(vec![1, 2]), Node::Null, Node::Array(vec![1])]);
+    assert!(matches!(e, ConvertError::ChildNotAfterParent { node: 2, child: 1, .. }), "{e:?}");
+}
+
+#[test]
+fn guest_shared_nodes_are_rejected() {
+    // A DAG: node 2 reachable twice.
+    let e = guest_err(vec![Node::Array(vec![1, 2]), Node::Array(vec![2]), Node::Null]);
+    assert!(matches!(e, ConvertError::SharedNode { child: 2, first: 0, second: 1, .. }), "{e:?}");
+    // The same child twice in one array.
+    let e = guest_err(vec![Node::Array(vec![1, 1]), Node::Null]);
+    assert!(matches!(e, ConvertError::SharedNode { child: 1, first: 0, second: 0, .. }), "{e:?}");
+    // The exponential case: each level refers to the next twice.
+    let mut nodes: Vec<Node> = (1..40).map(|i| Node::Array(vec![i, i])).collect();
+    nodes.push(Node::Null);
+    assert!(matches!(guest_err(nodes), ConvertError::SharedNode { .. }));
+}
+
+#[test]
+fn guest_unreferenced_node() {
+    let e = guest_err(vec![o(&[("a", 2)]), Node::Null, Node::Null]);
+    assert!(matches!(e, ConvertError::Unreferenced { node: 1 }), "{e:?}");
+    let e = guest_err(vec![o(&[]), Node::Null]);
+    assert!(matches!(e, ConvertError::Unreferenced { node: 1 }), "{e:?}");
+}
+
+#[test]
+fn guest_archive_members_must_be_assets_or_archives() {
+    let e = guest_err(vec![o(&[("arc", 1)]), members(&[("ok", 2), ("bad", 3)]), text(""), Node::String("x".into())]);
+    assert!(matches!(&e, ConvertError::ArchiveMember { path, found: "a string" } if path.0 == "arc.bad"), "{e:?}");
+    let nested = vec![members(&[("d", 1)]), members(&[("f", 2)]), text("")];
+    assert!(wit_to_value(&wv(nested), negotiated(), Limits::default()).is_ok());
+}
+
+#[test]
+fn guest_duplicate_and_reserved_keys() {
+    let e = guest_err(vec![o(&[("tags", 1)]), o(&[("env", 2), ("env", 3)]), Node::Null, Node::Null]);
+    assert!(matches!(&e, ConvertError::DuplicateKey { path, key } if path.0 == "tags" && key == "env"), "{e:?}");
+    assert_eq!(e.to_string(), "duplicate key 'env' at `tags`");
+    let e = guest_err(vec![members(&[("f", 1), ("f", 2)]), text(""), text("")]);
+    assert!(matches!(e, ConvertError::DuplicateKey { .. }), "{e:?}");
+    let e = guest_err(vec![o(&[(sig::KEY, 1)]), Node::String(sig::SECRET.into())]);
+    assert!(matches!(e, ConvertError::ReservedKey { .. }), "{e:?}");
+}
+
+#[test]
+fn guest_depth_limit() {
+    let limits = Limits { max_depth: 3, ..Limits::default() };
+    let chain = |len: u32| -> Vec<Node> {
+        let mut nodes: Vec<Node> = (1..len).map(|i| Node::Array(vec![i])).collect();
+        nodes.push(Node::Null);
+        nodes
+    };
+    assert!(wit_to_value(&wv(chain(4)), negotiated(), limits).is_ok());
+    let e = wit_to_value(&wv(chain(5)), negotiated(), limits).expect_err("should fail");
+    assert!(matches!(&e, ConvertError::TooDeep { path, max: 3 } if path.0 == "[0][0][0][0]"), "{e:?}");
+}
+
+#[test]
+fn guest_million_deep_chain_fails_without_overflow() {
+    let len: u32 = 1_000_000;
+    let mut nodes: Vec<Node> = (1..len).map(|i| Node::Array(vec![i])).collect();
+    nodes.push(Node::Null);
+    let started = std::time::Instant::now();
+    let e = guest_err(nodes);
+    assert!(matches!(e, ConvertError::TooDeep { max: 128, .. }), "{e:?}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    // Same chain as a property map through objects.
+    let mut nodes: Vec<Node> = (1..len).map(|i| o(&[("k", i)])).collect();
+    nodes.push(Node::Null);
+    let e = wit_to_struct(&wv(nodes), negotiated(), Limits::default()).expect_err("should fail");
+    assert!(matches!(e, ConvertError::TooDeep { .. }), "{e:?}");
+}
+
+#[test]
+fn guest_node_count_limit() {
+    let limits = Limits { max_nodes: 3, ..Limits::default() };
+    let v = wv(vec![Node::Array(vec![1, 2, 3]), Node::Null, Node::Null, Node::Null]);
+    let e = wit_to_value(&v, negotiated(), limits).expect_err("should fail");
+    assert!(matches!(e, ConvertError::TooManyNodes { count: 4, max: 3 }), "{e:?}");
+}
+
+#[test]
+fn guest_byte_strings_need_negotiation() {
+    let v = wv(vec![o(&[("blob", 1)]), Node::Bytes(vec![0xff, 0xfe])]);
+    let e = wit_to_struct(&v, WireOptions::default(), Limits::default()).expect_err("should fail");
+    assert!(matches!(&e, ConvertError::ByteStringsNotNegotiated { path } if path.0 == "blob"), "{e:?}");
+    let got = wit_to_struct(&v, negotiated(), Limits::default()).expect("encode");
+    assert_eq!(got, map([("blob", sp(sig::BYTE_STRING, [("value", s("//4="))]))]));
+    // Bytes that are valid UTF-8 fall back to a plain string.
+    let v = wv(vec![Node::Bytes(b"ok".to_vec())]);
+    assert_eq!(wit_to_value(&v, WireOptions::default(), Limits::default()).expect("encode"), s("ok"));
+}

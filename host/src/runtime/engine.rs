@@ -1,0 +1,178 @@
+//! One wasmtime engine per process: compile once, pre-instantiate, pool.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+use wasmtime::component::{Component, HasSelf, Linker};
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+
+use super::RuntimeError;
+use super::bindings::latest::{Provider, ProviderPre};
+use super::cache::{ArtifactCache, digest};
+use super::pool::Pool;
+use super::state::{GuestLog, HostState};
+
+/// How often the epoch advances: the granularity of deadlines and of
+/// yielding a busy guest back to the async runtime.
+const EPOCH_TICK: Duration = Duration::from_millis(10);
+/// Components larger than this are refused before compiling (compile-time DoS).
+pub const MAX_COMPONENT_BYTES: usize = 256 << 20;
+
+#[derive(Clone, Debug)]
+pub struct RuntimeConfig {
+    /// Instances of one provider that may run calls at the same time.
+    pub max_instances: usize,
+    /// Linear-memory cap per instance, in bytes.
+    pub max_memory: usize,
+    /// Deadline of a call whose request carries no timeout.
+    pub call_timeout: Duration,
+    /// Where precompiled artifacts are kept; `None` compiles every time.
+    pub cache: Option<ArtifactCache>,
+}
+
+impl Default for RuntimeConfig {
+    fn default() -> Self {
+        RuntimeConfig {
+            max_instances: 8,
+            max_memory: 512 << 20,
+            call_timeout: Duration::from_secs(15 * 60),
+            cache: ArtifactCache::default_dir().map(ArtifactCache::new),
+        }
+    }
+}
+
+pub struct Runtime {
+    engine: Engine,
+    linker: Linker<HostState>,
+    pub(super) config: RuntimeConfig,
+}
+
+/// A component ready to serve: its identity and its instance pool.
+pub struct LoadedProvider {
+    pub pool: Arc<Pool>,
+    pub name: String,
+    pub version: semver::Version,
+    /// SHA-256 of the component bytes.
+    pub digest: String,
+    /// True when the compiled artifact came from the on-disk cache.
+    pub cache_hit: bool,
+}
+
+impl Runtime {
+    pub fn new(config: RuntimeConfig) -> Result<Arc<Self>, RuntimeError> {
+        let engine = build_engine(&config).map_err(|e| RuntimeError::Engine(format!("{e:#}")))?;
+        let mut linker = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker)
+            .and_then(|_| Provider::add_to_linker::<_, HasSelf<HostState>>(&mut linker, |s| s))
+            .map_err(|e| RuntimeError::Engine(format!("{e:#}")))?;
+        spawn_epoch_ticker(&engine);
+        Ok(Arc::new(Runtime { engine, linker, config }))
+    }
+
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// Compiles (or loads from the cache) and links a component. Blocking.
+    pub fn prepare(&self, wasm: &[u8]) -> Result<(ProviderPre<HostState>, bool), RuntimeError> {
+        if wasm.len() > MAX_COMPONENT_BYTES {
+            return Err(RuntimeError::NotAComponent(format!(
+                "{} bytes is over the {MAX_COMPONENT_BYTES}-byte limit",
+                wasm.len()
+            )));
+        }
+        // The preamble tells a component (layer 1) from a core module; checked
+        // here so the error says which, before any compile work.
+        match wasm.get(..8) {
+            Some([0, b'a', b's', b'm', _, _, 1, 0]) => {}
+            Some([0, b'a', b's', b'm', 1, 0, 0, 0]) => {
+                return Err(RuntimeError::NotAComponent("the file is a core module".into()));
+            }
+            _ => return Err(RuntimeError::NotAComponent("the file is not WebAssembly".into())),
+        }
+        let (component, hit) = match &self.config.cache {
+            Some(cache) => cache.load(&self.engine, wasm)?,
+            None => {
+                (Component::new(&self.engine, wasm).map_err(|e| RuntimeError::NotAComponent(format!("{e:#}")))?, false)
+            }
+        };
+        let pre = self.linker.instantiate_pre(&component).map_err(|e| RuntimeError::WrongWorld(format!("{e:#}")))?;
+        let pre = ProviderPre::new(pre).map_err(|e| RuntimeError::WrongWorld(format!("{e:#}")))?;
+        Ok((pre, hit))
+    }
+
+    /// Prepares a component off the async runtime, starts its pool and reads
+    /// its plugin info.
+    pub async fn load(
+        self: &Arc<Self>,
+        wasm: Arc<[u8]>,
+        logs: mpsc::Sender<GuestLog>,
+    ) -> Result<LoadedProvider, RuntimeError> {
+        let this = self.clone();
+        let bytes = wasm.clone();
+        let (pre, cache_hit) = tokio::task::spawn_blocking(move || this.prepare(&bytes))
+            .await
+            .map_err(|e| RuntimeError::Engine(e.to_string()))??;
+        let pool = Arc::new(Pool::new(self.clone(), pre, logs));
+        let info = {
+            let mut lease = pool.lease(None).await?;
+            let (guest, store) = lease.parts();
+            let info = guest.call_get_plugin_info(store).await;
+            lease.finish(info)?
+        };
+        let version = semver::Version::parse(&info.version)
+            .map_err(|e| RuntimeError::BadPluginInfo(format!("version '{}': {e}", info.version)))?;
+        validate_package_name(&info.name)?;
+        Ok(LoadedProvider { pool, name: info.name, version, digest: digest(&wasm), cache_hit })
+    }
+}
+
+/// Package names become resource-token prefixes and plugin file names.
+fn validate_package_name(name: &str) -> Result<(), RuntimeError> {
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+        && name.starts_with(|c: char| c.is_ascii_lowercase());
+    if ok { Ok(()) } else { Err(RuntimeError::BadPluginInfo(format!("package name '{name}'"))) }
+}
+
+fn build_engine(config: &RuntimeConfig) -> wasmtime::Result<Engine> {
+    let mut c = Config::new();
+    c.wasm_component_model(true).epoch_interruption(true);
+    // Pooling makes instantiation a few microseconds; it reserves address space
+    // up front, so fall back to on-demand allocation where that is refused.
+    let slots = (config.max_instances as u32) * 2 + 4;
+    let mut pool = PoolingAllocationConfig::default();
+    pool.total_component_instances(slots)
+        .total_core_instances(slots * 8)
+        .total_memories(slots * 2)
+        .total_tables(slots * 4)
+        .total_stacks(slots)
+        .max_memories_per_component(4)
+        .max_memory_size(config.max_memory);
+    c.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+    match Engine::new(&c) {
+        Ok(e) => Ok(e),
+        Err(err) => {
+            tracing::warn!("pooling allocator unavailable ({err:#}); using on-demand allocation");
+            c.allocation_strategy(InstanceAllocationStrategy::OnDemand);
+            Engine::new(&c)
+        }
+    }
+}
+
+/// Advances the engine's epoch until the engine is dropped.
+fn spawn_epoch_ticker(engine: &Engine) {
+    let weak = engine.weak();
+    std::thread::Builder::new()
+        .name("wasm-epoch".into())
+        .spawn(move || {
+            while let Some(engine) = weak.upgrade() {
+                engine.increment_epoch();
+                drop(engine);
+                std::thread::sleep(EPOCH_TICK);
+            }
+        })
+        .expect("spawning the epoch thread");
+}

@@ -1,0 +1,89 @@
+//! The link back to the engine: where it listens, and forwarding guest logs
+//! to `Engine.Log`.
+
+use pulumirpc::engine_client::EngineClient;
+use pulumirpc::{LogRequest, LogSeverity};
+use tokio::sync::{mpsc, watch};
+use tonic::transport::Channel;
+
+use crate::runtime::{GuestLog, LogSeverity as Severity};
+
+/// The engine's gRPC address: from the command line, or learned from
+/// `Handshake`/`Attach` when the engine attached to a running host.
+#[derive(Clone)]
+pub struct EngineLink {
+    addr: watch::Sender<Option<String>>,
+}
+
+impl EngineLink {
+    pub fn new(addr: Option<String>) -> Self {
+        EngineLink { addr: watch::Sender::new(addr.filter(|a| !a.is_empty())) }
+    }
+
+    pub fn set_address(&self, addr: &str) {
+        if !addr.is_empty() {
+            self.addr.send_replace(Some(addr.to_owned()));
+        }
+    }
+
+    pub fn address(&self) -> Option<String> {
+        self.addr.borrow().clone()
+    }
+
+    /// Sends guest logs to the engine until `logs` closes. Messages that
+    /// arrive before the engine's address is known wait for it.
+    pub fn spawn_log_forwarder(&self, mut logs: mpsc::Receiver<GuestLog>) -> tokio::task::JoinHandle<()> {
+        let mut addr = self.addr.subscribe();
+        tokio::spawn(async move {
+            let mut client: Option<(String, EngineClient<Channel>)> = None;
+            while let Some(log) = logs.recv().await {
+                let Ok(current) = addr.wait_for(Option::is_some).await.map(|a| a.clone()) else { return };
+                let current = current.expect("waited for an address");
+                if client.as_ref().is_none_or(|(a, _)| *a != current) {
+                    client = connect(&current).await.map(|c| (current.clone(), c));
+                }
+                let Some((_, engine)) = client.as_mut() else {
+                    tracing::warn!("engine unreachable; guest log: {}", log.message);
+                    continue;
+                };
+                if let Err(e) = engine.log(request(log)).await {
+                    tracing::warn!("Engine.Log failed: {e}");
+                    client = None;
+                }
+            }
+        })
+    }
+}
+
+async fn connect(addr: &str) -> Option<EngineClient<Channel>> {
+    let uri = if addr.contains("://") { addr.to_owned() } else { format!("http://{addr}") };
+    match Channel::from_shared(uri) {
+        Ok(endpoint) => match endpoint.connect().await {
+            Ok(ch) => Some(EngineClient::new(ch)),
+            Err(e) => {
+                tracing::warn!("cannot reach the engine at {addr}: {e}");
+                None
+            }
+        },
+        Err(e) => {
+            tracing::warn!("bad engine address {addr}: {e}");
+            None
+        }
+    }
+}
+
+fn request(log: GuestLog) -> LogRequest {
+    let severity = match log.severity {
+        Severity::Debug => LogSeverity::Debug,
+        Severity::Info => LogSeverity::Info,
+        Severity::Warning => LogSeverity::Warning,
+        Severity::Error => LogSeverity::Error,
+    };
+    LogRequest {
+        severity: severity as i32,
+        message: log.message,
+        urn: log.urn.unwrap_or_default(),
+        stream_id: 0,
+        ephemeral: log.ephemeral,
+    }
+}

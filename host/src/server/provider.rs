@@ -1,0 +1,249 @@
+//! `pulumirpc.ResourceProvider` served by a WebAssembly component.
+//!
+//! Every guest-backed RPC goes through one path (`unary!`): translate the
+//! request, lease an instance, call the export, translate the response, map
+//! errors in one place. Only the protocol RPCs the host answers itself
+//! (Handshake, GetPluginInfo, Attach, Cancel) are written out.
+
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use futures::Stream;
+use pulumirpc as pb;
+use pulumirpc::resource_provider_server::ResourceProvider;
+use tokio::sync::watch;
+use tonic::{Request, Response, Status};
+
+use super::engine::EngineLink;
+use super::status;
+use crate::convert::requests::IntoWire;
+use crate::convert::value::WireOptions;
+use crate::runtime::bindings::rp;
+use crate::runtime::{LoadedProvider, SetupCall};
+
+pub struct WasmProvider {
+    loaded: LoadedProvider,
+    engine: EngineLink,
+    byte_strings: AtomicBool,
+    shutdown: watch::Sender<bool>,
+}
+
+impl WasmProvider {
+    pub fn new(loaded: LoadedProvider, engine: EngineLink) -> Self {
+        WasmProvider { loaded, engine, byte_strings: AtomicBool::new(false), shutdown: watch::Sender::new(false) }
+    }
+
+    pub fn loaded(&self) -> &LoadedProvider {
+        &self.loaded
+    }
+
+    /// Resolves once the engine has sent `Cancel`.
+    pub fn cancelled(&self) -> impl Future<Output = ()> + Send + 'static {
+        let mut rx = self.shutdown.subscribe();
+        async move {
+            let _ = rx.wait_for(|c| *c).await;
+        }
+    }
+
+    fn wire(&self) -> WireOptions {
+        WireOptions { byte_strings: self.byte_strings.load(Ordering::Relaxed) }
+    }
+}
+
+/// A request's `timeout` (seconds, 0 = unset) as a call deadline.
+fn deadline(seconds: f64) -> Option<Duration> {
+    (seconds.is_finite() && seconds > 0.0).then(|| Duration::from_secs_f64(seconds.min(7.0 * 86_400.0)))
+}
+
+/// Calls one guest export on a leased instance; yields the export's `Ok` value.
+macro_rules! guest_call {
+    ($self:ident, $timeout:expr, $method:ident ( $($arg:expr),* )) => {{
+        let pool = &$self.loaded.pool;
+        let mut lease = pool.lease($timeout).await.map_err(status::runtime)?;
+        let (guest, store) = lease.parts();
+        let outcome = guest.$method(store, $($arg),*).await;
+        lease.finish(outcome).map_err(status::runtime)?.map_err(|e| status::guest(e, $self.wire()))?
+    }};
+}
+
+/// The whole life of a guest-backed unary RPC.
+macro_rules! unary {
+    ($self:ident, $request:ident, $method:ident) => {
+        unary!($self, $request, $method, |_r| None)
+    };
+    ($self:ident, $request:ident, $method:ident, $timeout:expr) => {{
+        let wire_req = $request.into_inner();
+        let wit_req = TryFrom::try_from(&wire_req).map_err(status::bad_request)?;
+        let out = guest_call!($self, ($timeout)(&wire_req), $method(&wit_req));
+        Ok(Response::new(out.into_wire($self.wire()).map_err(status::bad_response)?))
+    }};
+}
+
+/// A call every instance must see: on success it is recorded so the pool
+/// replays it into instances that did not run it.
+macro_rules! setup_call {
+    ($self:ident, $request:ident, $wit:ty, $method:ident, $record:path) => {{
+        let wit_req = <$wit>::try_from($request.get_ref()).map_err(status::bad_request)?;
+        let mut lease = $self.loaded.pool.lease(None).await.map_err(status::runtime)?;
+        let (guest, store) = lease.parts();
+        let out = match guest.$method(store, &wit_req).await {
+            Ok(Ok(r)) => {
+                lease.record($record(wit_req));
+                r
+            }
+            other => lease.finish(other).map_err(status::runtime)?.map_err(|e| status::guest(e, $self.wire()))?,
+        };
+        Ok(Response::new(out.into_wire($self.wire()).map_err(status::bad_response)?))
+    }};
+}
+
+type Streamed<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send + 'static>>;
+
+#[tonic::async_trait]
+impl ResourceProvider for WasmProvider {
+    async fn handshake(
+        &self,
+        request: Request<pb::ProviderHandshakeRequest>,
+    ) -> Result<Response<pb::ProviderHandshakeResponse>, Status> {
+        let r = request.into_inner();
+        self.engine.set_address(&r.engine_address);
+        self.byte_strings.store(r.accepts_byte_string, Ordering::Relaxed);
+        Ok(Response::new(pb::ProviderHandshakeResponse {
+            accept_secrets: true,
+            accept_resources: true,
+            accept_outputs: true,
+            supports_autonaming_configuration: false,
+            accepts_byte_string: true,
+            // Plain values in Invoke/Call/Check: guests see outputs only where they always could.
+            accepts_outputs_in_invoke: false,
+            accepts_outputs_in_call: false,
+            accepts_outputs_in_check: false,
+        }))
+    }
+
+    async fn parameterize(
+        &self,
+        request: Request<pb::ParameterizeRequest>,
+    ) -> Result<Response<pb::ParameterizeResponse>, Status> {
+        setup_call!(self, request, rp::ParameterizeRequest, call_parameterize, SetupCall::Parameterize)
+    }
+
+    async fn get_schema(
+        &self,
+        request: Request<pb::GetSchemaRequest>,
+    ) -> Result<Response<pb::GetSchemaResponse>, Status> {
+        unary!(self, request, call_get_schema)
+    }
+
+    async fn check_config(&self, request: Request<pb::CheckRequest>) -> Result<Response<pb::CheckResponse>, Status> {
+        unary!(self, request, call_check_config)
+    }
+
+    async fn diff_config(&self, request: Request<pb::DiffRequest>) -> Result<Response<pb::DiffResponse>, Status> {
+        unary!(self, request, call_diff_config)
+    }
+
+    async fn configure(
+        &self,
+        request: Request<pb::ConfigureRequest>,
+    ) -> Result<Response<pb::ConfigureResponse>, Status> {
+        setup_call!(self, request, rp::ConfigureRequest, call_configure, SetupCall::Configure)
+    }
+
+    async fn invoke(&self, request: Request<pb::InvokeRequest>) -> Result<Response<pb::InvokeResponse>, Status> {
+        unary!(self, request, call_invoke)
+    }
+
+    type StreamInvokeStream = Streamed<pb::InvokeResponse>;
+
+    /// The deprecated streaming form of Invoke: one response, then the end.
+    async fn stream_invoke(
+        &self,
+        request: Request<pb::InvokeRequest>,
+    ) -> Result<Response<Self::StreamInvokeStream>, Status> {
+        let one = self.invoke(request).await?.into_inner();
+        Ok(Response::new(Box::pin(futures::stream::iter([Ok(one)]))))
+    }
+
+    async fn call(&self, request: Request<pb::CallRequest>) -> Result<Response<pb::CallResponse>, Status> {
+        unary!(self, request, call_call)
+    }
+
+    async fn check(&self, request: Request<pb::CheckRequest>) -> Result<Response<pb::CheckResponse>, Status> {
+        unary!(self, request, call_check)
+    }
+
+    async fn diff(&self, request: Request<pb::DiffRequest>) -> Result<Response<pb::DiffResponse>, Status> {
+        unary!(self, request, call_diff)
+    }
+
+    async fn create(&self, request: Request<pb::CreateRequest>) -> Result<Response<pb::CreateResponse>, Status> {
+        unary!(self, request, call_create, |r: &pb::CreateRequest| deadline(r.timeout))
+    }
+
+    async fn read(&self, request: Request<pb::ReadRequest>) -> Result<Response<pb::ReadResponse>, Status> {
+        unary!(self, request, call_read, |r: &pb::ReadRequest| deadline(r.timeout))
+    }
+
+    type ListStream = Streamed<pb::ListResponse>;
+
+    async fn list(&self, request: Request<pb::ListRequest>) -> Result<Response<Self::ListStream>, Status> {
+        let wit_req = rp::ListRequest::try_from(request.get_ref()).map_err(status::bad_request)?;
+        let out = guest_call!(self, None, call_list(&wit_req));
+        let messages = out.into_wire(self.wire()).map_err(status::bad_response)?;
+        Ok(Response::new(Box::pin(futures::stream::iter(messages.into_iter().map(Ok)))))
+    }
+
+    async fn update(&self, request: Request<pb::UpdateRequest>) -> Result<Response<pb::UpdateResponse>, Status> {
+        unary!(self, request, call_update, |r: &pb::UpdateRequest| deadline(r.timeout))
+    }
+
+    async fn delete(&self, request: Request<pb::DeleteRequest>) -> Result<Response<()>, Status> {
+        unary!(self, request, call_delete, |r: &pb::DeleteRequest| deadline(r.timeout))
+    }
+
+    async fn construct(
+        &self,
+        request: Request<pb::ConstructRequest>,
+    ) -> Result<Response<pb::ConstructResponse>, Status> {
+        unary!(self, request, call_construct)
+    }
+
+    async fn cancel(&self, _request: Request<()>) -> Result<Response<()>, Status> {
+        self.loaded.pool.cancel_idle().await;
+        self.shutdown.send_replace(true);
+        Ok(Response::new(()))
+    }
+
+    async fn get_plugin_info(&self, _request: Request<()>) -> Result<Response<pb::PluginInfo>, Status> {
+        Ok(Response::new(pb::PluginInfo { version: self.loaded.version.to_string() }))
+    }
+
+    async fn attach(&self, request: Request<pb::PluginAttach>) -> Result<Response<()>, Status> {
+        let address = request.into_inner().address;
+        if address.is_empty() {
+            return Err(Status::invalid_argument("attach needs the engine address"));
+        }
+        self.engine.set_address(&address);
+        Ok(Response::new(()))
+    }
+
+    async fn get_mapping(
+        &self,
+        request: Request<pb::GetMappingRequest>,
+    ) -> Result<Response<pb::GetMappingResponse>, Status> {
+        let r = request.into_inner();
+        let out = guest_call!(self, None, call_get_mapping(&r.key, &r.provider));
+        Ok(Response::new(out.into_wire(self.wire()).map_err(status::bad_response)?))
+    }
+
+    async fn get_mappings(
+        &self,
+        request: Request<pb::GetMappingsRequest>,
+    ) -> Result<Response<pb::GetMappingsResponse>, Status> {
+        let r = request.into_inner();
+        let out = guest_call!(self, None, call_get_mappings(&r.key));
+        Ok(Response::new(out.into_wire(self.wire()).map_err(status::bad_response)?))
+    }
+}

@@ -1,0 +1,94 @@
+//! The plugin process contract: listen on 127.0.0.1:0, print the port as the
+//! only stdout line, serve health and the provider, stop on Cancel or SIGINT.
+
+use std::io::Write;
+use std::sync::Arc;
+use std::time::Duration;
+
+use pulumirpc::resource_provider_server::ResourceProviderServer;
+use tokio::net::TcpListener;
+use tokio_stream::wrappers::TcpListenerStream;
+
+use super::provider::WasmProvider;
+
+/// The engine's own limit for plugin messages.
+const MAX_MESSAGE_BYTES: usize = 400 << 20;
+
+#[derive(Clone, Debug)]
+pub struct ServeOptions {
+    /// How long in-flight calls may run after a shutdown request; the engine
+    /// kills plugins 5 s after SIGINT, so this stays under that.
+    pub grace: Duration,
+}
+
+impl Default for ServeOptions {
+    fn default() -> Self {
+        ServeOptions { grace: Duration::from_secs(3) }
+    }
+}
+
+/// Serves until the engine cancels or the process is interrupted.
+pub async fn serve(provider: WasmProvider, options: ServeOptions) -> std::io::Result<()> {
+    let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
+    let port = listener.local_addr()?.port();
+
+    let (health, health_service) = tonic_health::server::health_reporter();
+    health.set_serving::<ResourceProviderServer<Arc<WasmProvider>>>().await;
+
+    let provider = Arc::new(provider);
+    let cancelled = provider.cancelled();
+    let service = ResourceProviderServer::from_arc(provider)
+        .max_decoding_message_size(MAX_MESSAGE_BYTES)
+        .max_encoding_message_size(MAX_MESSAGE_BYTES);
+
+    // Signal handlers exist before the engine learns the port, so an early
+    // SIGINT is a graceful stop rather than the default kill.
+    let interrupted = interrupted()?;
+
+    // The port line is the handshake with the engine: nothing may precede it.
+    {
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "{port}")?;
+        out.flush()?;
+    }
+    tracing::info!("serving on 127.0.0.1:{port}");
+
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let stop = async move {
+        tokio::select! {
+            _ = cancelled => tracing::info!("Cancel received; shutting down"),
+            _ = interrupted => tracing::info!("signal received; shutting down"),
+        }
+        let _ = stop_tx.send(());
+    };
+    let server = tonic::transport::Server::builder()
+        .add_service(health_service)
+        .add_service(service)
+        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), stop);
+    tokio::pin!(server);
+    tokio::select! {
+        r = &mut server => r.map_err(std::io::Error::other),
+        _ = async { let _ = stop_rx.await; tokio::time::sleep(options.grace).await } => {
+            tracing::warn!("in-flight calls did not finish within {:?}; exiting", options.grace);
+            Ok(())
+        }
+    }
+}
+
+/// Installs SIGINT/SIGTERM handlers now; the future resolves on either.
+#[cfg(unix)]
+fn interrupted() -> std::io::Result<impl Future<Output = ()> + Send> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut int = signal(SignalKind::interrupt())?;
+    let mut term = signal(SignalKind::terminate())?;
+    Ok(async move {
+        tokio::select! { _ = int.recv() => {}, _ = term.recv() => {} }
+    })
+}
+
+#[cfg(not(unix))]
+fn interrupted() -> std::io::Result<impl Future<Output = ()> + Send> {
+    Ok(async {
+        let _ = tokio::signal::ctrl_c().await;
+    })
+}

@@ -1,0 +1,79 @@
+//! The one place errors become gRPC statuses.
+
+use prost::Message;
+use tonic::{Code, Status};
+
+use crate::convert::requests::init_failure;
+use crate::convert::value::{ConvertError, WireOptions};
+use crate::runtime::RuntimeError;
+use crate::runtime::bindings::types;
+
+/// A request the host could not translate: the caller's fault.
+pub fn bad_request(e: ConvertError) -> Status {
+    Status::invalid_argument(format!("malformed request: {e}"))
+}
+
+/// A response the guest got wrong: the provider's fault.
+pub fn bad_response(e: ConvertError) -> Status {
+    Status::internal(format!("the provider returned an invalid response: {e}"))
+}
+
+pub fn runtime(e: RuntimeError) -> Status {
+    let code = match &e {
+        RuntimeError::Deadline(_) => Code::DeadlineExceeded,
+        RuntimeError::Trap(_) | RuntimeError::Replay { .. } | RuntimeError::Cache(_) => Code::Internal,
+        RuntimeError::Engine(_) => Code::Unavailable,
+        RuntimeError::NotAComponent(_) | RuntimeError::WrongWorld(_) | RuntimeError::BadPluginInfo(_) => {
+            Code::FailedPrecondition
+        }
+    };
+    Status::new(code, e.to_string())
+}
+
+/// A status carrying one detail message, the way Pulumi's engine reads them.
+fn with_detail<M: Message>(code: Code, message: String, type_name: &str, detail: &M) -> Status {
+    let details = tonic_types::pb::Status {
+        code: code as i32,
+        message: message.clone(),
+        details: vec![prost_types::Any {
+            type_url: format!("type.googleapis.com/pulumirpc.{type_name}"),
+            value: detail.encode_to_vec(),
+        }],
+    };
+    Status::with_details(code, message, details.encode_to_vec().into())
+}
+
+/// An error the guest returned.
+pub fn guest(e: types::Error, o: WireOptions) -> Status {
+    use types::Error as E;
+    match e {
+        E::Unimplemented(m) => Status::unimplemented(m),
+        E::InvalidArgument(m) => Status::invalid_argument(m),
+        E::NotFound(m) => Status::not_found(m),
+        E::FailedPrecondition(m) => Status::failed_precondition(m),
+        E::Unavailable(m) => Status::unavailable(m),
+        E::Cancelled(m) => Status::cancelled(m),
+        E::Failed(m) => Status::unknown(m),
+        E::MissingKeys(keys) => {
+            let names: Vec<&str> = keys.iter().map(|k| k.name.as_str()).collect();
+            let message = format!("missing required configuration keys: {}", names.join(", "));
+            let detail = pulumirpc::ConfigureErrorMissingKeys {
+                missing_keys: keys
+                    .into_iter()
+                    .map(|k| pulumirpc::configure_error_missing_keys::MissingKey {
+                        name: k.name,
+                        description: k.description,
+                    })
+                    .collect(),
+            };
+            with_detail(Code::InvalidArgument, message, "ConfigureErrorMissingKeys", &detail)
+        }
+        E::InitFailed(f) => {
+            let message = format!("resource {} created but failed to initialise: {}", f.id, f.reasons.join("; "));
+            match init_failure(f, o) {
+                Ok(detail) => with_detail(Code::Unknown, message, "ErrorResourceInitFailed", &detail),
+                Err(e) => bad_response(e),
+            }
+        }
+    }
+}
