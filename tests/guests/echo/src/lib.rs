@@ -1,0 +1,113 @@
+//! A test provider, package `echo`:
+//! - `echo:index:echo` (invoke) returns its arguments unchanged, so every
+//!   value kind can be round-tripped through the host;
+//! - `echo:index:log` logs `message` at each severity, tied to `urn` if given;
+//! - `echo:index:panic` panics (a trap the host must contain);
+//! - `echo:index:config` sleeps `sleepMs`, then returns the configuration this
+//!   instance received and an ID unique to the instance (pool and replay tests);
+//! - `echo:index:Thing` is a resource whose `replace` input forces replacement,
+//!   `dbr: true` asks for delete-before-replace, and `fail: true` makes
+//!   Update fail (the steps test's injected fault);
+//! - Check passes inputs through (the SDK default), so values round-trip there too.
+
+use pulumi_wasm_sdk::*;
+
+#[derive(Default)]
+struct Echo {
+    config: PropertyMap,
+    instance: String,
+}
+
+const THING: &str = "echo:index:Thing";
+
+fn new_id() -> Result<String> {
+    let mut b = [0u8; 8];
+    getrandom::fill(&mut b).map_err(|e| Error::Failed(e.to_string()))?;
+    Ok(b.iter().map(|x| format!("{x:02x}")).collect())
+}
+
+fn thing(t: &str) -> Result<()> {
+    if t == THING { Ok(()) } else { Err(Error::unknown_type(t)) }
+}
+
+impl Provider for Echo {
+    fn info(&self) -> PluginInfo {
+        PluginInfo { name: "echo".into(), version: env!("CARGO_PKG_VERSION").into() }
+    }
+
+    fn get_schema(&mut self, _req: GetSchemaRequest) -> Result<String> {
+        Ok(format!(r#"{{"name":"echo","version":"{}"}}"#, env!("CARGO_PKG_VERSION")))
+    }
+
+    fn configure(&mut self, req: ConfigureRequest) -> Result<ConfigureResponse> {
+        self.config = req.args;
+        Ok(ConfigureResponse { supports_autonaming_configuration: false })
+    }
+
+    fn invoke(&mut self, req: InvokeRequest) -> Result<InvokeResponse> {
+        match req.token.as_str() {
+            "echo:index:config" => {
+                let ms = req.args.get("sleepMs").and_then(Value::as_f64).unwrap_or(0.0);
+                std::thread::sleep(std::time::Duration::from_millis(ms as u64));
+                if self.instance.is_empty() {
+                    self.instance = new_id()?;
+                }
+                let outputs =
+                    props! { "config" => Value::Object(self.config.clone()), "instance" => self.instance.clone() };
+                Ok(InvokeResponse { outputs, failures: vec![] })
+            }
+            "echo:index:echo" => Ok(InvokeResponse { outputs: req.args, failures: vec![] }),
+            "echo:index:log" => {
+                let msg = req.args.get("message").and_then(Value::as_str).unwrap_or("hello");
+                match req.args.get("urn").and_then(Value::as_str) {
+                    Some(urn) => log::for_urn(urn).warn(msg),
+                    None => {
+                        log::debug(msg);
+                        log::info(msg);
+                        log::warn(msg);
+                        log::error(msg);
+                    }
+                }
+                Ok(InvokeResponse::default())
+            }
+            "echo:index:panic" => panic!("echo was asked to panic"),
+            other => Err(Error::unknown_function(other)),
+        }
+    }
+
+    fn diff(&mut self, req: DiffRequest) -> Result<DiffResponse> {
+        thing(&req.resource_type)?;
+        let dbr = req.news.get("dbr").and_then(Value::as_bool).unwrap_or(false);
+        Ok(Differ::new()
+            .replace_on_changes(&["replace"])
+            .ignore(&["fail"])
+            .delete_before_replace(dbr)
+            .diff(&req.old_inputs, &req.news))
+    }
+
+    fn create(&mut self, req: CreateRequest) -> Result<CreateResponse> {
+        thing(&req.resource_type)?;
+        let id = if req.preview { String::new() } else { new_id()? };
+        log::for_urn(&req.urn).info(&format!("created thing {id}"));
+        Ok(CreateResponse { id, properties: req.properties, refresh_before_update: false })
+    }
+
+    fn read(&mut self, req: ReadRequest) -> Result<ReadResponse> {
+        thing(&req.resource_type)?;
+        Ok(ReadResponse { id: req.id, properties: req.properties, inputs: req.inputs, refresh_before_update: false })
+    }
+
+    fn update(&mut self, req: UpdateRequest) -> Result<UpdateResponse> {
+        thing(&req.resource_type)?;
+        if req.news.get("fail").and_then(Value::as_bool) == Some(true) {
+            return Err(Error::Failed(format!("injected fault updating {}", req.id)));
+        }
+        Ok(UpdateResponse { properties: req.news, refresh_before_update: false })
+    }
+
+    fn delete(&mut self, req: DeleteRequest) -> Result<()> {
+        thing(&req.resource_type)
+    }
+}
+
+export_provider!(Echo);

@@ -1,0 +1,95 @@
+//! A stand-in for the Pulumi engine's `Engine` service: records every log.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use pulumirpc::engine_server::{Engine, EngineServer};
+use pulumirpc::*;
+use tokio::net::TcpListener;
+use tokio_stream::wrappers::TcpListenerStream;
+use tonic::{Request, Response, Status};
+
+#[derive(Clone, Default)]
+struct Recorder {
+    logs: Arc<Mutex<Vec<LogRequest>>>,
+}
+
+#[tonic::async_trait]
+impl Engine for Recorder {
+    async fn log(&self, request: Request<LogRequest>) -> Result<Response<()>, Status> {
+        self.logs.lock().unwrap().push(request.into_inner());
+        Ok(Response::new(()))
+    }
+    async fn get_root_resource(
+        &self,
+        _: Request<GetRootResourceRequest>,
+    ) -> Result<Response<GetRootResourceResponse>, Status> {
+        Ok(Response::new(GetRootResourceResponse { urn: String::new() }))
+    }
+    async fn set_root_resource(
+        &self,
+        _: Request<SetRootResourceRequest>,
+    ) -> Result<Response<SetRootResourceResponse>, Status> {
+        Ok(Response::new(SetRootResourceResponse {}))
+    }
+    async fn start_debugging(&self, _: Request<StartDebuggingRequest>) -> Result<Response<()>, Status> {
+        Err(Status::unimplemented("no debugger here"))
+    }
+    async fn require_pulumi_version(
+        &self,
+        _: Request<RequirePulumiVersionRequest>,
+    ) -> Result<Response<RequirePulumiVersionResponse>, Status> {
+        Ok(Response::new(RequirePulumiVersionResponse::default()))
+    }
+}
+
+/// An `Engine` gRPC server on a loopback port.
+pub struct TestEngine {
+    pub address: String,
+    recorder: Recorder,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl TestEngine {
+    pub async fn start() -> TestEngine {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind engine port");
+        let address = listener.local_addr().expect("local addr").to_string();
+        let recorder = Recorder::default();
+        let service = EngineServer::new(recorder.clone());
+        let task = tokio::spawn(async move {
+            let _ = tonic::transport::Server::builder()
+                .add_service(service)
+                .serve_with_incoming(TcpListenerStream::new(listener))
+                .await;
+        });
+        TestEngine { address, recorder, task }
+    }
+
+    pub fn logs(&self) -> Vec<LogRequest> {
+        self.recorder.logs.lock().unwrap().clone()
+    }
+
+    /// Waits (bounded) until a log matching `pred` arrives.
+    pub async fn wait_for_log(&self, pred: impl Fn(&LogRequest) -> bool) -> Option<LogRequest> {
+        self.wait_for_logs(1, pred).await.into_iter().next()
+    }
+
+    /// Waits (bounded, 5 s) until `n` logs match `pred`; returns those that did.
+    pub async fn wait_for_logs(&self, n: usize, pred: impl Fn(&LogRequest) -> bool) -> Vec<LogRequest> {
+        let mut found = Vec::new();
+        for _ in 0..100 {
+            found = self.logs().into_iter().filter(&pred).collect();
+            if found.len() >= n {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        found
+    }
+}
+
+impl Drop for TestEngine {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}

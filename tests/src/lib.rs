@@ -1,0 +1,48 @@
+//! Test harness: starts real host processes the way the Pulumi engine does
+//! and plays the engine's side (an `Engine` server that records logs).
+
+pub mod engine;
+pub mod json;
+pub mod plugin;
+
+pub use engine::TestEngine;
+pub use json::{from_struct, to_struct};
+pub use plugin::Plugin;
+
+use std::path::PathBuf;
+
+/// The workspace root (this crate lives in `<root>/tests`).
+pub fn workspace_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ has a parent").to_path_buf()
+}
+
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| workspace_root().join("target"))
+}
+
+/// The host binary, built by `cargo build -p pulumi-wasm-host` (`scripts/test` does it).
+pub fn host_bin() -> PathBuf {
+    let path = std::env::var_os("PULUMI_WASM_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| target_dir().join("debug").join("pulumi-wasm"));
+    assert!(
+        path.is_file(),
+        "host binary missing at {}: run scripts/test (or cargo build -p pulumi-wasm-host)",
+        path.display()
+    );
+    path
+}
+
+/// An example component, built by `scripts/build-examples`.
+pub fn component(crate_name: &str) -> PathBuf {
+    let file = format!("{}.wasm", crate_name.replace('-', "_"));
+    let path = target_dir().join("wasm32-wasip2").join("guest").join(file);
+    assert!(path.is_file(), "component missing at {}: run scripts/build-examples", path.display());
+    path
+}
+
+/// A cache directory shared by the tests of one checkout, so each component
+/// is compiled once per run rather than once per test.
+pub fn cache_dir() -> PathBuf {
+    target_dir().join("test-artifact-cache")
+}

@@ -1,0 +1,154 @@
+//! Every value kind survives wire -> WIT -> guest -> WIT -> wire unchanged,
+//! and malformed values are refused without hurting the host.
+
+use e2e_tests::{Plugin, TestEngine, component, from_struct, to_struct};
+use pulumirpc::*;
+use serde_json::{Value, json};
+use tonic::Code;
+
+const SIG: &str = "4dabf18193072939515e22adb298388d";
+
+fn sig(kind: &str, mut fields: Value) -> Value {
+    let sig = match kind {
+        "secret" => "1b47061264138c4ac30d75fd1eb44270",
+        "ref" => "5cf8f73096256a8f31e491e813e4eb8e",
+        "output" => "d0e6a833031e9bbcd3f4e8bde6ca49a4",
+        "asset" => "c44067f5952c0a294b673a41bacd8c17",
+        "archive" => "0def7320c3a5731c473e5ecbe6d01bc7",
+        "bytes" => "803fd3297a5875dc03ca845dda5d2a98",
+        other => other,
+    };
+    fields[SIG] = json!(sig);
+    fields
+}
+
+fn every_kind() -> Value {
+    let mut deep = json!("bottom");
+    for i in 0..20 {
+        deep = if i % 2 == 0 { json!([deep]) } else { json!({ "level": deep }) };
+    }
+    json!({
+        "null": null,
+        "bool": true,
+        "number": 3.25,
+        "string": "hello ✓",
+        "array": [1, "two", false, null],
+        "object": {"a": {"b": {"c": 1}}},
+        "secret": sig("secret", json!({"value": {"password": "hunter2"}})),
+        "unknownBool": "1c4a061d-8072-4f0a-a4cb-0ff528b18fe7",
+        "unknownNumber": "3eeb2bf0-c639-47a8-9e75-3b44932eb421",
+        "unknownString": "04da6b54-80e4-46f7-96ec-b56ff0331ba9",
+        "unknownArray": "6a19a0b0-7e62-4c92-b797-7f8e31da9cc2",
+        "unknownAsset": "030794c1-ac77-496b-92df-f27374a8bd58",
+        "unknownArchive": "e48ece36-62e2-4504-bad9-02848725956a",
+        "unknownObject": "dd056dcd-154b-4c76-9bd3-c8f88648b5ff",
+        "assetText": sig("asset", json!({"text": "contents", "hash": "d1b2a59fbea7e20077af9f91b27e95e865061b270be03ff539ab3b73587882e8"})),
+        "assetPath": sig("asset", json!({"path": "./file.txt"})),
+        "assetUri": sig("asset", json!({"uri": "https://example.com/a.txt"})),
+        "assetHashOnly": sig("asset", json!({"hash": "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"})),
+        "archiveAssets": sig("archive", json!({"assets": {
+            "a.txt": sig("asset", json!({"text": "a"})),
+            "nested": sig("archive", json!({"path": "./dir"})),
+        }})),
+        "archivePath": sig("archive", json!({"path": "./site.zip"})),
+        "archiveUri": sig("archive", json!({"uri": "https://example.com/site.tgz"})),
+        "ref": sig("ref", json!({"urn": "urn:pulumi:dev::proj::random:index:RandomPet::p", "id": "pet-1", "packageVersion": "1.2.3"})),
+        "refUnknownId": sig("ref", json!({"urn": "urn:pulumi:dev::proj::random:index:RandomPet::q", "id": ""})),
+        "refComponent": sig("ref", json!({"urn": "urn:pulumi:dev::proj::my:index:Component::c"})),
+        "output": sig("output", json!({"value": "known", "secret": true, "dependencies": ["urn:a", "urn:b"]})),
+        "outputUnknown": sig("output", json!({"dependencies": ["urn:a"]})),
+        "outputPlain": sig("output", json!({"value": [1, 2]})),
+        "bytes": sig("bytes", json!({"value": "/wD+AQ=="})),
+        "deep": deep,
+    })
+}
+
+async fn echo() -> (TestEngine, Plugin) {
+    let engine = TestEngine::start().await;
+    let mut plugin = Plugin::packed(&component("echo-provider"), Some(&engine.address)).await.unwrap();
+    plugin.boot(&engine.address, json!({})).await.unwrap();
+    (engine, plugin)
+}
+
+#[tokio::test]
+async fn every_value_kind_round_trips_through_the_guest() {
+    let (_engine, mut p) = echo().await;
+    let input = every_kind();
+    // Numbers are doubles on the wire: compare against the normalised form.
+    let expected = from_struct(Some(&to_struct(input.clone())));
+    let out = p
+        .client
+        .invoke(InvokeRequest { tok: "echo:index:echo".into(), args: Some(to_struct(input.clone())), preview: false })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(from_struct(out.r#return.as_ref()), expected);
+
+    // The same values as resource inputs through Check.
+    let checked = p
+        .client
+        .check(CheckRequest {
+            urn: "urn:pulumi:dev::proj::echo:index:Thing::t".into(),
+            r#type: "echo:index:Thing".into(),
+            news: Some(to_struct(input.clone())),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(from_struct(checked.inputs.as_ref()), expected);
+}
+
+#[tokio::test]
+async fn byte_strings_need_negotiation() {
+    let engine = TestEngine::start().await;
+    let mut p = Plugin::packed(&component("echo-provider"), Some(&engine.address)).await.unwrap();
+    // An engine that does not accept byte strings must not be sent one.
+    p.client
+        .handshake(ProviderHandshakeRequest {
+            engine_address: engine.address.clone(),
+            accepts_byte_string: false,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let args = json!({"bytes": sig("bytes", json!({"value": "/wD+AQ=="}))});
+    let err = p
+        .client
+        .invoke(InvokeRequest { tok: "echo:index:echo".into(), args: Some(to_struct(args)), preview: false })
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::Internal);
+    assert!(err.message().contains("byte"), "{}", err.message());
+}
+
+#[tokio::test]
+async fn malformed_values_are_refused_and_the_host_keeps_serving() {
+    let (_engine, mut p) = echo().await;
+    let cases = [
+        json!({"x": sig("secret", json!({}))}),
+        json!({"x": sig("not-a-signature", json!({"value": 1}))}),
+        json!({"x": sig("ref", json!({"urn": 5}))}),
+        json!({"x": sig("bytes", json!({"value": "%%% not base64"}))}),
+    ];
+    for args in cases {
+        let err = p
+            .client
+            .invoke(InvokeRequest {
+                tok: "echo:index:echo".into(),
+                args: Some(to_struct(args.clone())),
+                preview: false,
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(err.code(), Code::InvalidArgument, "{args}: {}", err.message());
+        assert!(err.message().contains('x'), "names the property: {}", err.message());
+    }
+    let ok = p
+        .client
+        .invoke(InvokeRequest { tok: "echo:index:echo".into(), args: Some(to_struct(json!({"y": 1}))), preview: false })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(from_struct(ok.r#return.as_ref()), json!({"y": 1.0}));
+}
