@@ -149,7 +149,8 @@ mod tests {
     #[test]
     fn nested_changes_get_paths_and_replace_kinds() {
         let olds = props! { "length" => 8, "tags" => props! { "env" => "dev", "a.b" => 1 }, "keep" => "x" };
-        let news = props! { "length" => 9, "tags" => props! { "env" => "prod" }, "keep" => Value::secret("x"), "new" => true };
+        let news =
+            props! { "length" => 9, "tags" => props! { "env" => "prod" }, "keep" => Value::secret("x"), "new" => true };
         let d = Differ::new().replace_on_changes(&["length"]).diff(&olds, &news);
         assert_eq!(d.changes, DiffChanges::Some);
         assert_eq!(d.replaces, vec!["length"]);

@@ -54,14 +54,12 @@ fn wire_error(e: Error) -> t::Error {
         Error::Cancelled(m) => t::Error::Cancelled(m),
         Error::Failed(m) => t::Error::Failed(m),
         Error::MissingKeys(k) => t::Error::MissingKeys(k),
-        Error::InitFailed { id, properties, inputs, reasons } => {
-            t::Error::InitFailed(t::InitFailure {
-                id,
-                properties: encode_map(&properties),
-                inputs: inputs.as_ref().map(encode_map),
-                reasons,
-            })
-        }
+        Error::InitFailed { id, properties, inputs, reasons } => t::Error::InitFailed(t::InitFailure {
+            id,
+            properties: encode_map(&properties),
+            inputs: inputs.as_ref().map(encode_map),
+            reasons,
+        }),
     }
 }
 
@@ -302,8 +300,18 @@ impl<P: Provider> rp::Guest for Adapter<P> {
 #[macro_export]
 macro_rules! export_provider {
     ($provider:ty) => {
+        // Only components export: native builds (tests, debugging) skip the
+        // symbols, whose names native linkers reject.
+        #[cfg(target_arch = "wasm32")]
         #[doc(hidden)]
         type __PulumiWasmExport = $crate::__private::Adapter<$provider>;
+        #[cfg(target_arch = "wasm32")]
         $crate::__private::export_world!(__PulumiWasmExport with_types_in $crate::__private::wit);
+        /// The provider as an ordinary Rust value, for native use (tests, an in-process host).
+        #[cfg(not(target_arch = "wasm32"))]
+        #[doc(hidden)]
+        pub fn __pulumi_wasm_provider() -> impl $crate::Provider {
+            <$provider as ::core::default::Default>::default()
+        }
     };
 }

@@ -8,9 +8,8 @@ use crate::wit::exports::pulumi::provider::resource_provider as rp;
 use crate::wit::pulumi::provider::types as t;
 
 pub use rp::{
-    Autonaming, AutonamingMode, ConfigureResponse, Deployment, DiffChanges, DiffKind,
-    DiffResponse, GetSchemaRequest, ListItem, ListResponse, Mapping, PackageRef, ParameterValue,
-    ParameterizeRequest, PluginInfo, PropertyDiff,
+    Autonaming, AutonamingMode, ConfigureResponse, Deployment, DiffChanges, DiffKind, DiffResponse, GetSchemaRequest,
+    ListItem, ListResponse, Mapping, PackageRef, ParameterValue, ParameterizeRequest, PluginInfo, PropertyDiff,
 };
 pub use t::{CheckFailure, MissingKey};
 
@@ -330,9 +329,7 @@ pub trait Provider: Default + 'static {
 
     /// Default: a structural diff of the old and new inputs; any change is an update.
     fn diff(&mut self, req: DiffRequest) -> Result<DiffResponse> {
-        Ok(crate::diff::Differ::new()
-            .ignore(&req.ignore_changes)
-            .diff(&req.old_inputs, &req.news))
+        Ok(crate::diff::Differ::new().ignore(&req.ignore_changes).diff(&req.old_inputs, &req.news))
     }
 
     fn create(&mut self, _req: CreateRequest) -> Result<CreateResponse> {

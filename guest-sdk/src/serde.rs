@@ -36,9 +36,9 @@ pub fn to_json(v: &Value) -> Result<serde_json::Value, SerdeError> {
         Value::Number(n) => serde_json::Number::from_f64(*n).map_or(J::Null, J::Number),
         Value::String(s) => J::String(s.clone()),
         Value::Array(a) => J::Array(a.iter().map(to_json).collect::<Result<_, _>>()?),
-        Value::Object(m) => J::Object(
-            m.iter().map(|(k, v)| Ok((k.clone(), to_json(v)?))).collect::<Result<_, SerdeError>>()?,
-        ),
+        Value::Object(m) => {
+            J::Object(m.iter().map(|(k, v)| Ok((k.clone(), to_json(v)?))).collect::<Result<_, SerdeError>>()?)
+        }
         Value::ResourceRef(r) => J::String(match &r.id {
             Some(crate::RefId::Known(id)) => id.clone(),
             _ => r.urn.clone(),

@@ -4,6 +4,8 @@ use crate::value::*;
 use crate::wit::pulumi::provider::types as w;
 
 /// Flattens a map into pre-order nodes: the root first, children after parents.
+// Not inlined: every export uses it, and one copy keeps components small.
+#[inline(never)]
 pub(crate) fn encode_map(m: &PropertyMap) -> w::Value {
     let mut enc = Encoder { nodes: Vec::new() };
     enc.push_object(m);
@@ -121,6 +123,7 @@ fn unknown_in(k: w::UnknownKind) -> UnknownKind {
 
 /// Rebuilds the tree. The host validates what it sends; the checks here only
 /// keep a bad index from panicking the guest.
+#[inline(never)]
 pub(crate) fn decode(v: w::Value) -> Result<Value, String> {
     let mut slots: Vec<Option<w::Node>> = v.nodes.into_iter().map(Some).collect();
     if slots.is_empty() {
@@ -151,15 +154,10 @@ fn take(slots: &mut [Option<w::Node>], at: u32, parent: Option<u32>) -> Result<V
         w::Node::Number(n) => Value::Number(n),
         w::Node::String(s) => Value::String(s),
         w::Node::Bytes(b) => Value::Bytes(b),
-        w::Node::Array(items) => Value::Array(
-            items.into_iter().map(|i| take(slots, i, me)).collect::<Result<_, _>>()?,
-        ),
-        w::Node::Object(fields) => Value::Object(
-            fields
-                .into_iter()
-                .map(|(k, i)| Ok((k, take(slots, i, me)?)))
-                .collect::<Result<_, String>>()?,
-        ),
+        w::Node::Array(items) => Value::Array(items.into_iter().map(|i| take(slots, i, me)).collect::<Result<_, _>>()?),
+        w::Node::Object(fields) => {
+            Value::Object(fields.into_iter().map(|(k, i)| Ok((k, take(slots, i, me)?))).collect::<Result<_, String>>()?)
+        }
         w::Node::Asset(a) => Value::Asset(asset_in(a)),
         w::Node::Archive(a) => Value::Archive(archive_in(slots, a, at)?),
         w::Node::Secret(i) => Value::Secret(Box::new(take(slots, i, me)?)),

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::{Args, Parser, Subcommand};
-use pulumi_wasm_host::runtime::{ArtifactCache, Runtime, RuntimeConfig};
+use pulumi_wasm_host::runtime::{ArtifactCache, LoadedProvider, Runtime, RuntimeConfig};
 use pulumi_wasm_host::server::{EngineLink, ServeOptions, WasmProvider, serve};
 
 #[derive(Parser)]
@@ -137,8 +137,10 @@ fn run() -> anyhow::Result<()> {
             }
             Command::Pack { component, out, runtime: rt } => runtime.block_on(pack(&component, &out, &rt)),
             Command::Info { component, runtime: rt } => runtime.block_on(async {
-                let (name, version, digest) = identify(&component, &rt).await?;
-                println!("name:    {name}\nversion: {version}\ndigest:  sha256:{digest}");
+                let loaded = identify(&component, &rt).await?;
+                let cached = if loaded.cache_hit { "yes" } else { "no" };
+                println!("name:    {}\nversion: {}", loaded.name, loaded.version);
+                println!("digest:  sha256:{}\ncached:  {cached}", loaded.digest);
                 Ok(())
             }),
         },
@@ -189,16 +191,15 @@ async fn run_serve(component: &Path, engine: EngineArgs, rt: RuntimeArgs) -> any
     Ok(())
 }
 
-async fn identify(component: &Path, rt: &RuntimeArgs) -> anyhow::Result<(String, String, String)> {
+async fn identify(component: &Path, rt: &RuntimeArgs) -> anyhow::Result<LoadedProvider> {
     let wasm: Arc<[u8]> = std::fs::read(component).with_context(|| format!("reading {}", component.display()))?.into();
     let runtime = Runtime::new(rt.config())?;
     let (log_tx, _log_rx) = tokio::sync::mpsc::channel(16);
-    let loaded = runtime.load(wasm, log_tx).await?;
-    Ok((loaded.name, loaded.version.to_string(), loaded.digest))
+    Ok(runtime.load(wasm, log_tx).await?)
 }
 
 async fn pack(component: &Path, out: &Path, rt: &RuntimeArgs) -> anyhow::Result<()> {
-    let (name, version, _) = identify(component, rt).await?;
+    let LoadedProvider { name, version, .. } = identify(component, rt).await?;
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let exe = std::env::current_exe().context("locating this executable")?;
     let plugin = out.join(format!("pulumi-resource-{name}"));

@@ -124,3 +124,97 @@ async fn concurrent_calls_run_on_parallel_instances_with_replayed_configuration(
     }
     assert!(instances.len() >= 2, "calls overlapped on several instances: {instances:?}");
 }
+
+#[tokio::test]
+async fn busy_guests_do_not_stall_other_calls() {
+    let engine = TestEngine::start().await;
+    let mut p = Plugin::packed(&component("echo-provider"), Some(&engine.address)).await.unwrap();
+    p.boot(&engine.address, json!({})).await.unwrap();
+    // More CPU-bound calls than the host has worker threads.
+    let spinners: Vec<_> = (0..4)
+        .map(|_| {
+            let mut client = p.client.clone();
+            tokio::spawn(async move { client.invoke(invoke("echo:index:config", json!({"spinMs": 3000}))).await })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    p.client.invoke(invoke("echo:index:echo", json!({"quick": true}))).await.unwrap();
+    let still_spinning = spinners.iter().filter(|s| !s.is_finished()).count();
+    assert_eq!(still_spinning, 4, "the quick call was answered while every busy guest still ran");
+    for s in spinners {
+        s.await.unwrap().unwrap();
+    }
+}
+
+#[tokio::test]
+async fn compiled_components_are_cached_and_a_corrupt_artifact_is_rebuilt() {
+    let cache = tempfile::tempdir().unwrap();
+    let info = || {
+        let out = std::process::Command::new(host_bin())
+            .args(["info", "--cache-dir"])
+            .arg(cache.path())
+            .arg(component("echo-provider"))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert!(info().contains("cached:  no"));
+    let artifacts: Vec<_> = std::fs::read_dir(cache.path()).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(artifacts.len(), 1, "one artifact, no temporary files left: {artifacts:?}");
+    let name = artifacts[0].file_name().unwrap().to_string_lossy().into_owned();
+    let digest = info().lines().find_map(|l| l.strip_prefix("digest:  sha256:")).unwrap().to_owned();
+    assert!(name.starts_with(&digest), "keyed by the component digest: {name}");
+    assert!(info().contains("cached:  yes"));
+    std::fs::write(&artifacts[0], b"garbage").unwrap();
+    assert!(info().contains("cached:  no"), "a corrupt artifact is recompiled, not trusted");
+    assert!(info().contains("cached:  yes"));
+}
+
+#[tokio::test]
+async fn every_rpc_reaches_the_guest() {
+    let engine = TestEngine::start().await;
+    let mut p = Plugin::packed(&component("echo-provider"), Some(&engine.address)).await.unwrap();
+    p.boot(&engine.address, json!({})).await.unwrap();
+    let c = &mut p.client;
+    // The SDK's defaults answer these; the messages prove the guest was called.
+    let default = "is not implemented by this provider";
+    let err = c.call(CallRequest { tok: "echo:index:Thing/method".into(), ..Default::default() }).await.unwrap_err();
+    assert!(err.code() == Code::Unimplemented && err.message().contains(default), "{err:?}");
+    let err =
+        c.construct(ConstructRequest { r#type: "echo:index:Comp".into(), ..Default::default() }).await.unwrap_err();
+    assert!(err.code() == Code::Unimplemented && err.message().contains(default), "{err:?}");
+    let err = c.list(ListRequest { token: "echo:index:Thing".into(), ..Default::default() }).await.unwrap_err();
+    assert!(err.code() == Code::Unimplemented && err.message().contains(default), "{err:?}");
+    let err = c
+        .parameterize(ParameterizeRequest {
+            parameters: Some(parameterize_request::Parameters::Args(parameterize_request::ParametersArgs {
+                args: vec!["x".into()],
+            })),
+        })
+        .await
+        .unwrap_err();
+    assert!(err.code() == Code::Unimplemented && err.message().contains(default), "{err:?}");
+    let err = c.parameterize(ParameterizeRequest { parameters: None }).await.unwrap_err();
+    assert_eq!(err.code(), Code::InvalidArgument);
+    let m =
+        c.get_mapping(GetMappingRequest { key: "terraform".into(), provider: "x".into() }).await.unwrap().into_inner();
+    assert!(m.provider.is_empty() && m.data.is_empty());
+    let ms = c.get_mappings(GetMappingsRequest { key: "terraform".into() }).await.unwrap().into_inner();
+    assert!(ms.providers.is_empty());
+    let schema = c.get_schema(GetSchemaRequest::default()).await.unwrap().into_inner().schema;
+    assert!(schema.contains("\"echo\""));
+    // DiffConfig's default is a structural diff of the inputs.
+    let d = c
+        .diff_config(DiffRequest {
+            urn: "urn:pulumi:dev::proj::pulumi:providers:echo::default".into(),
+            olds: Some(to_struct(json!({"region": "a"}))),
+            old_inputs: Some(to_struct(json!({"region": "a"}))),
+            news: Some(to_struct(json!({"region": "b"}))),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(d.diffs, vec!["region"]);
+}

@@ -3,7 +3,7 @@
 //!   value kind can be round-tripped through the host;
 //! - `echo:index:log` logs `message` at each severity, tied to `urn` if given;
 //! - `echo:index:panic` panics (a trap the host must contain);
-//! - `echo:index:config` sleeps `sleepMs`, then returns the configuration this
+//! - `echo:index:config` sleeps `sleepMs` (or busy-waits `spinMs`), then returns the configuration this
 //!   instance received and an ID unique to the instance (pool and replay tests);
 //! - `echo:index:Thing` is a resource whose `replace` input forces replacement,
 //!   `dbr: true` asks for delete-before-replace, and `fail: true` makes
@@ -47,8 +47,12 @@ impl Provider for Echo {
     fn invoke(&mut self, req: InvokeRequest) -> Result<InvokeResponse> {
         match req.token.as_str() {
             "echo:index:config" => {
-                let ms = req.args.get("sleepMs").and_then(Value::as_f64).unwrap_or(0.0);
-                std::thread::sleep(std::time::Duration::from_millis(ms as u64));
+                let ms = |k: &str| req.args.get(k).and_then(Value::as_f64).unwrap_or(0.0) as u64;
+                std::thread::sleep(std::time::Duration::from_millis(ms("sleepMs")));
+                let spin = std::time::Instant::now();
+                while spin.elapsed() < std::time::Duration::from_millis(ms("spinMs")) {
+                    std::hint::spin_loop();
+                }
                 if self.instance.is_empty() {
                     self.instance = new_id()?;
                 }
