@@ -5,8 +5,10 @@
 //! `cargo build --target wasm32-wasip2`. The result is one `.wasm` that the
 //! `pulumi-wasm` host serves to the Pulumi engine.
 
+pub mod context;
 mod diff;
 mod export;
+pub mod needs;
 pub mod log;
 mod provider;
 pub mod serde;

@@ -4,111 +4,16 @@
 //! like a native provider plugin and serves `pulumi-resource-<name>.wasm`
 //! from beside itself.
 
+mod cli;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::{Context, bail};
-use clap::{Args, Parser, Subcommand};
-use pulumi_wasm_host::runtime::{ArtifactCache, LoadedProvider, Runtime, RuntimeConfig};
+use clap::Parser;
+use cli::{Cli, Command, EngineArgs, PluginCli, RuntimeArgs};
+use pulumi_wasm_host::runtime::{LoadedProvider, Runtime};
 use pulumi_wasm_host::server::{EngineLink, ServeOptions, WasmProvider, serve};
-
-#[derive(Parser)]
-#[command(name = "pulumi-wasm", version, about = "Serve WebAssembly-component Pulumi providers")]
-struct Cli {
-    #[command(subcommand)]
-    command: Command,
-}
-
-#[derive(Subcommand)]
-enum Command {
-    /// Serve a component as a provider plugin, exactly as the engine starts one.
-    Serve {
-        /// The provider component (.wasm).
-        component: PathBuf,
-        #[command(flatten)]
-        engine: EngineArgs,
-        #[command(flatten)]
-        runtime: RuntimeArgs,
-    },
-    /// Make a plugin folder: `<out>/pulumi-resource-<name>` (this host) plus the component.
-    Pack {
-        component: PathBuf,
-        /// The folder a Pulumi.yaml `plugins: providers: - path:` entry points at.
-        #[arg(long, short)]
-        out: PathBuf,
-        #[command(flatten)]
-        runtime: RuntimeArgs,
-    },
-    /// Print a component's package name, version and digest.
-    Info {
-        component: PathBuf,
-        #[command(flatten)]
-        runtime: RuntimeArgs,
-    },
-}
-
-/// What the engine passes to every provider plugin: flags first, then its address.
-#[derive(Args, Debug)]
-struct EngineArgs {
-    #[arg(long)]
-    logtostderr: bool,
-    /// Log verbosity, as `-v=N`.
-    #[arg(short = 'v', value_name = "N")]
-    verbosity: Option<u8>,
-    #[arg(long)]
-    logflow: bool,
-    /// The engine's tracing endpoint (accepted; tracing export is not implemented).
-    #[arg(long, value_name = "ENDPOINT")]
-    tracing: Option<String>,
-    /// The engine's gRPC address. Absent in attach mode: the engine sends it
-    /// with `Handshake` or `Attach`.
-    engine_address: Option<String>,
-}
-
-/// The plugin process's own command line when started as `pulumi-resource-<name>`.
-#[derive(Parser)]
-struct PluginCli {
-    #[command(flatten)]
-    engine: EngineArgs,
-    #[command(flatten)]
-    runtime: RuntimeArgs,
-}
-
-#[derive(Args, Debug, Clone)]
-struct RuntimeArgs {
-    /// Instances of the provider that may run calls concurrently.
-    #[arg(long, env = "PULUMI_WASM_MAX_INSTANCES", default_value_t = 8)]
-    max_instances: usize,
-    /// Linear memory cap per instance, in MiB.
-    #[arg(long, env = "PULUMI_WASM_MAX_MEMORY_MB", default_value_t = 512)]
-    max_memory_mb: usize,
-    /// Deadline for calls whose request has no timeout, in seconds.
-    #[arg(long, env = "PULUMI_WASM_CALL_TIMEOUT", default_value_t = 900)]
-    call_timeout: u64,
-    /// Where compiled components are cached (default: ~/.cache/pulumi-wasm).
-    #[arg(long, env = "PULUMI_WASM_CACHE_DIR")]
-    cache_dir: Option<PathBuf>,
-    /// Compile every time instead of using the cache.
-    #[arg(long)]
-    no_cache: bool,
-}
-
-impl RuntimeArgs {
-    fn config(&self) -> RuntimeConfig {
-        let cache = if self.no_cache {
-            None
-        } else {
-            self.cache_dir.clone().or_else(ArtifactCache::default_dir).map(ArtifactCache::new)
-        };
-        RuntimeConfig {
-            max_instances: self.max_instances.clamp(1, 256),
-            max_memory: self.max_memory_mb.clamp(1, 4096) << 20,
-            call_timeout: Duration::from_secs(self.call_timeout.max(1)),
-            cache,
-        }
-    }
-}
 
 fn main() {
     if let Err(e) = run() {
@@ -128,14 +33,16 @@ fn run() -> anyhow::Result<()> {
             let cli = PluginCli::parse();
             let component = plugin_component()?;
             init_logging(&cli.engine);
-            runtime.block_on(run_serve(&component, cli.engine, cli.runtime))
+            let beside = sibling(&component, "policy.toml");
+            runtime.block_on(run_serve(&component, cli.engine, cli.runtime, Some(&beside)))
         }
         None => match Cli::parse().command {
             Command::Serve { component, engine, runtime: rt } => {
                 init_logging(&engine);
-                runtime.block_on(run_serve(&component, engine, rt))
+                runtime.block_on(run_serve(&component, engine, rt, None))
             }
             Command::Pack { component, out, runtime: rt } => runtime.block_on(pack(&component, &out, &rt)),
+            Command::Grants { component, runtime: rt } => runtime.block_on(grants(&component, &rt)),
             Command::Info { component, runtime: rt } => runtime.block_on(async {
                 let loaded = identify(&component, &rt).await?;
                 let cached = if loaded.cache_hit { "yes" } else { "no" };
@@ -147,12 +54,18 @@ fn run() -> anyhow::Result<()> {
     }
 }
 
+/// `<path>.<suffix>`: where a packed plugin keeps its component and policy.
+fn sibling(path: &Path, suffix: &str) -> PathBuf {
+    let mut p = path.as_os_str().to_owned();
+    p.push(".");
+    p.push(suffix);
+    PathBuf::from(p)
+}
+
 /// A packed plugin keeps its component next to itself as `<exe>.wasm`.
 fn plugin_component() -> anyhow::Result<PathBuf> {
     let exe = std::env::current_exe().context("locating this executable")?;
-    let mut wasm = exe.clone().into_os_string();
-    wasm.push(".wasm");
-    let wasm = PathBuf::from(wasm);
+    let wasm = sibling(&exe, "wasm");
     if !wasm.is_file() {
         bail!("no component at {} (a packed plugin keeps it beside {})", wasm.display(), exe.display());
     }
@@ -171,12 +84,14 @@ fn init_logging(engine: &EngineArgs) {
     tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
 }
 
-async fn run_serve(component: &Path, engine: EngineArgs, rt: RuntimeArgs) -> anyhow::Result<()> {
+async fn run_serve(component: &Path, engine: EngineArgs, rt: RuntimeArgs, beside: Option<&Path>) -> anyhow::Result<()> {
     let _ = (engine.logtostderr, engine.logflow, &engine.tracing);
     let wasm: Arc<[u8]> = std::fs::read(component).with_context(|| format!("reading {}", component.display()))?.into();
+    let policy = rt.policy(beside)?;
     let runtime = Runtime::new(rt.config())?;
     let (log_tx, log_rx) = tokio::sync::mpsc::channel(1024);
-    let loaded = runtime.load(wasm, log_tx).await.with_context(|| format!("loading {}", component.display()))?;
+    let loaded =
+        runtime.load(wasm, log_tx, &policy).await.with_context(|| format!("loading {}", component.display()))?;
     tracing::info!(
         "loaded {} {} (sha256:{}, cached: {})",
         loaded.name,
@@ -193,9 +108,10 @@ async fn run_serve(component: &Path, engine: EngineArgs, rt: RuntimeArgs) -> any
 
 async fn identify(component: &Path, rt: &RuntimeArgs) -> anyhow::Result<LoadedProvider> {
     let wasm: Arc<[u8]> = std::fs::read(component).with_context(|| format!("reading {}", component.display()))?.into();
+    let policy = rt.policy(None)?;
     let runtime = Runtime::new(rt.config())?;
     let (log_tx, _log_rx) = tokio::sync::mpsc::channel(16);
-    Ok(runtime.load(wasm, log_tx).await?)
+    Ok(runtime.load(wasm, log_tx, &policy).await?)
 }
 
 async fn pack(component: &Path, out: &Path, rt: &RuntimeArgs) -> anyhow::Result<()> {
@@ -203,10 +119,12 @@ async fn pack(component: &Path, out: &Path, rt: &RuntimeArgs) -> anyhow::Result<
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let exe = std::env::current_exe().context("locating this executable")?;
     let plugin = out.join(format!("pulumi-resource-{name}"));
-    let mut wasm_path = plugin.clone().into_os_string();
-    wasm_path.push(".wasm");
+    let wasm_path = sibling(&plugin, "wasm");
     std::fs::copy(&exe, &plugin).with_context(|| format!("writing {}", plugin.display()))?;
     std::fs::copy(component, &wasm_path).context("copying the component")?;
+    if let Some(policy) = &rt.policy {
+        std::fs::copy(policy, sibling(&plugin, "policy.toml")).context("copying the policy")?;
+    }
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -214,5 +132,29 @@ async fn pack(component: &Path, out: &Path, rt: &RuntimeArgs) -> anyhow::Result<
     }
     println!("packed {name} {version} into {}", out.display());
     println!("Pulumi.yaml:\n  plugins:\n    providers:\n      - name: {name}\n        path: {}", out.display());
+    Ok(())
+}
+
+async fn grants(component: &Path, rt: &RuntimeArgs) -> anyhow::Result<()> {
+    let loaded = identify(component, rt).await?;
+    let sandbox = loaded.pool.sandbox();
+    let g = &sandbox.grants;
+    let list = |v: &[String]| if v.is_empty() { "(none)".to_owned() } else { v.join(", ") };
+    println!("{} {}", loaded.name, loaded.version);
+    println!(
+        "declares:\n  http: {}\n  env:  {}\n  dirs: {}",
+        list(&loaded.needs.http),
+        list(&loaded.needs.env),
+        list(&loaded.needs.dirs)
+    );
+    let dirs: Vec<String> = g
+        .dirs
+        .iter()
+        .map(|d| format!("{} -> {}{}", d.host.display(), d.guest, if d.read_only { " (ro)" } else { "" }))
+        .collect();
+    println!("granted:\n  http: {}\n  env:  {}\n  dirs: {}", list(&g.http), list(&g.env), list(&dirs));
+    println!("  memory: {} MiB, call timeout: {:?}", sandbox.memory >> 20, sandbox.timeout);
+    let missing = loaded.needs.missing(g);
+    println!("missing: {}", list(&missing));
     Ok(())
 }

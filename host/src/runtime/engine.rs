@@ -10,7 +10,10 @@ use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConf
 use super::RuntimeError;
 use super::bindings::latest::{Provider, ProviderPre};
 use super::cache::{ArtifactCache, digest};
+use super::needs::Needs;
+use super::policy::Policy;
 use super::pool::Pool;
+use super::sandbox::Sandbox;
 use super::state::{GuestLog, HostState};
 
 /// How often the epoch advances: the granularity of deadlines and of
@@ -23,9 +26,9 @@ pub const MAX_COMPONENT_BYTES: usize = 256 << 20;
 pub struct RuntimeConfig {
     /// Instances of one provider that may run calls at the same time.
     pub max_instances: usize,
-    /// Linear-memory cap per instance, in bytes.
+    /// Linear-memory cap per instance, in bytes, unless the policy sets one.
     pub max_memory: usize,
-    /// Deadline of a call whose request carries no timeout.
+    /// Deadline of a call whose request carries no timeout, unless the policy sets one.
     pub call_timeout: Duration,
     /// Where precompiled artifacts are kept; `None` compiles every time.
     pub cache: Option<ArtifactCache>,
@@ -57,6 +60,8 @@ pub struct LoadedProvider {
     pub digest: String,
     /// True when the compiled artifact came from the on-disk cache.
     pub cache_hit: bool,
+    /// What the component declares it needs (advice only).
+    pub needs: Needs,
 }
 
 impl Runtime {
@@ -64,6 +69,7 @@ impl Runtime {
         let engine = build_engine(&config).map_err(|e| RuntimeError::Engine(format!("{e:#}")))?;
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)
+            .and_then(|_| wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker))
             .and_then(|_| Provider::add_to_linker::<_, HasSelf<HostState>>(&mut linker, |s| s))
             .map_err(|e| RuntimeError::Engine(format!("{e:#}")))?;
         spawn_epoch_ticker(&engine);
@@ -102,12 +108,13 @@ impl Runtime {
         Ok((pre, hit))
     }
 
-    /// Prepares a component off the async runtime, starts its pool and reads
-    /// its plugin info.
+    /// Prepares a component off the async runtime, starts its pool, reads its
+    /// plugin info, then runs it under the grants `policy` gives that name.
     pub async fn load(
         self: &Arc<Self>,
         wasm: Arc<[u8]>,
         logs: mpsc::Sender<GuestLog>,
+        policy: &Policy,
     ) -> Result<LoadedProvider, RuntimeError> {
         let this = self.clone();
         let bytes = wasm.clone();
@@ -117,14 +124,20 @@ impl Runtime {
         let pool = Arc::new(Pool::new(self.clone(), pre, logs));
         let info = {
             let mut lease = pool.lease(None).await?;
+            let limit = lease.timeout();
             let (guest, store) = lease.parts();
-            let info = guest.call_get_plugin_info(store).await;
+            let info = pool.bounded(limit, guest.call_get_plugin_info(store)).await;
             lease.finish(info)?
         };
         let version = semver::Version::parse(&info.version)
             .map_err(|e| RuntimeError::BadPluginInfo(format!("version '{}': {e}", info.version)))?;
         validate_package_name(&info.name)?;
-        Ok(LoadedProvider { pool, name: info.name, version, digest: digest(&wasm), cache_hit })
+        pool.set_sandbox(Sandbox::new(&info.name, policy.for_provider(&info.name), &self.config)?);
+        let needs = Needs::read(&wasm).unwrap_or_else(|e| {
+            tracing::warn!("ignoring the component's needs declaration: {e}");
+            Needs::default()
+        });
+        Ok(LoadedProvider { pool, name: info.name, version, digest: digest(&wasm), cache_hit, needs })
     }
 }
 
@@ -150,7 +163,8 @@ fn build_engine(config: &RuntimeConfig) -> wasmtime::Result<Engine> {
         .total_tables(slots * 4)
         .total_stacks(slots)
         .max_memories_per_component(4)
-        .max_memory_size(config.max_memory);
+        // The hard ceiling; each provider's own cap is enforced per store.
+        .max_memory_size(1 << 32);
     c.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
     match Engine::new(&c) {
         Ok(e) => Ok(e),

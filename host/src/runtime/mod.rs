@@ -4,13 +4,21 @@
 pub mod bindings;
 mod cache;
 mod engine;
+mod http;
+mod needs;
+pub mod policy;
 mod pool;
+mod sandbox;
 mod state;
 
 pub use cache::ArtifactCache;
 pub use engine::{LoadedProvider, Runtime, RuntimeConfig};
+pub use http::is_public;
+pub use needs::Needs;
+pub use policy::{Grants, Policy};
 pub use pool::{Lease, Pool, SetupCall};
-pub use state::{GuestLog, LogSeverity};
+pub use sandbox::Sandbox;
+pub use state::{GuestLog, LogSeverity, PartialState};
 
 /// What can go wrong loading or running a component.
 #[derive(Debug, thiserror::Error)]
@@ -23,12 +31,28 @@ pub enum RuntimeError {
     BadPluginInfo(String),
     #[error("failed to set up the WebAssembly engine: {0}")]
     Engine(String),
-    #[error("the provider crashed: {0}")]
-    Trap(String),
-    #[error("the provider exceeded its deadline of {0:?}")]
-    Deadline(std::time::Duration),
+    #[error("the provider crashed: {message}")]
+    Trap { message: String, partial: Option<PartialState> },
+    #[error("the provider exceeded its deadline of {after:?}")]
+    Deadline { after: std::time::Duration, partial: Option<PartialState> },
+    #[error("the call was interrupted: the engine cancelled the operation")]
+    Cancelled { partial: Option<PartialState> },
+    #[error("sandbox policy: {0}")]
+    Policy(String),
     #[error("replaying {what} into a fresh instance failed: {message}")]
     Replay { what: &'static str, message: String },
     #[error("artifact cache: {0}")]
     Cache(String),
+}
+
+impl RuntimeError {
+    /// What an interrupted `create` reported having made, if anything.
+    pub fn partial(&self) -> Option<&PartialState> {
+        match self {
+            RuntimeError::Trap { partial, .. }
+            | RuntimeError::Deadline { partial, .. }
+            | RuntimeError::Cancelled { partial } => partial.as_ref(),
+            _ => None,
+        }
+    }
 }

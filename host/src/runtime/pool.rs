@@ -2,16 +2,18 @@
 //! in parallel. Every instance sees the same `parameterize`/`configure` calls:
 //! the pool records them and replays them into instances that missed them.
 
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
-use tokio::sync::{Semaphore, SemaphorePermit, mpsc};
+use tokio::sync::{Semaphore, SemaphorePermit, mpsc, watch};
 use wasmtime::{Store, Trap, UpdateDeadline};
 
 use super::RuntimeError;
 use super::bindings::latest::{Provider, ProviderPre};
 use super::bindings::rp;
 use super::engine::Runtime;
+use super::sandbox::Sandbox;
 use super::state::{GuestLog, HostState};
 
 /// A call that changes provider state and must reach every instance.
@@ -28,67 +30,137 @@ struct Instance {
     applied: usize,
 }
 
+/// The engine's cancellation: a flag guests can read, and the moment after
+/// which calls still running are interrupted.
+struct Cancellation {
+    flag: Arc<AtomicBool>,
+    interrupt_at: watch::Sender<Option<Instant>>,
+}
+
 pub struct Pool {
     runtime: Arc<Runtime>,
     pre: ProviderPre<HostState>,
     logs: mpsc::Sender<GuestLog>,
+    sandbox: RwLock<Arc<Sandbox>>,
     idle: Mutex<Vec<Instance>>,
     permits: Semaphore,
     setup: Mutex<Arc<Vec<SetupCall>>>,
+    cancel: Cancellation,
 }
 
 impl Pool {
     pub(super) fn new(runtime: Arc<Runtime>, pre: ProviderPre<HostState>, logs: mpsc::Sender<GuestLog>) -> Self {
         let permits = Semaphore::new(runtime.config.max_instances.max(1));
-        Pool { runtime, pre, logs, idle: Mutex::new(Vec::new()), permits, setup: Mutex::default() }
+        let sandbox = RwLock::new(Arc::new(Sandbox::deny_all(&runtime.config)));
+        let cancel = Cancellation { flag: Arc::default(), interrupt_at: watch::Sender::new(None) };
+        Pool { runtime, pre, logs, sandbox, idle: Mutex::default(), permits, setup: Mutex::default(), cancel }
+    }
+
+    /// Runs later instances under `sandbox`; instances made before are dropped.
+    pub(super) fn set_sandbox(&self, sandbox: Sandbox) {
+        *self.sandbox.write().expect("sandbox lock") = Arc::new(sandbox);
+        self.idle.lock().expect("pool lock").clear();
+    }
+
+    pub fn sandbox(&self) -> Arc<Sandbox> {
+        self.sandbox.read().expect("sandbox lock").clone()
     }
 
     /// An instance for one call, brought up to date with the setup calls.
-    /// `timeout` bounds the call (the runtime default when `None`).
+    /// `timeout` bounds the call (the provider's default when `None`).
     pub async fn lease(&self, timeout: Option<Duration>) -> Result<Lease<'_>, RuntimeError> {
         let permit = self.permits.acquire().await.map_err(|e| RuntimeError::Engine(e.to_string()))?;
-        let timeout = timeout.unwrap_or(self.runtime.config.call_timeout);
+        let sandbox = self.sandbox();
+        let timeout = timeout.unwrap_or(sandbox.timeout);
         let pooled = self.idle.lock().expect("pool lock").pop();
         let mut inst = match pooled {
             Some(i) => i,
-            None => self.instantiate().await?,
+            None => self.instantiate(&sandbox).await?,
         };
-        arm_deadline(&mut inst.store, timeout);
+        inst.store.data_mut().reset_call();
+        self.arm_deadline(&mut inst.store, timeout);
         let mut lease = Lease { pool: self, inst: Some(inst), timeout, _permit: permit };
         lease.catch_up().await?;
         Ok(lease)
     }
 
-    async fn instantiate(&self) -> Result<Instance, RuntimeError> {
-        let state = HostState::new(self.logs.clone(), self.runtime.config.max_memory);
+    async fn instantiate(&self, sandbox: &Sandbox) -> Result<Instance, RuntimeError> {
+        let state = HostState::new(sandbox, self.logs.clone(), self.cancel.flag.clone());
         let mut store = Store::new(self.runtime.engine(), state);
         store.limiter(|s| &mut s.limits);
         // Start-up code runs during instantiation, so it gets a deadline too.
-        arm_deadline(&mut store, self.runtime.config.call_timeout);
+        self.arm_deadline(&mut store, sandbox.timeout);
         let guest = self
-            .pre
-            .instantiate_async(&mut store)
+            .bounded(sandbox.timeout, self.pre.instantiate_async(&mut store))
             .await
-            .map_err(|e| RuntimeError::Trap(format!("instantiation failed: {e:#}")))?;
+            .map_err(|e| RuntimeError::Trap { message: format!("instantiation failed: {e:#}"), partial: None })?;
         Ok(Instance { store, guest, applied: 0 })
     }
 
-    /// Tells idle instances the engine is cancelling. Busy ones finish or hit their deadline.
-    pub async fn cancel_idle(&self) {
+    /// Runs a guest call to completion, or until its deadline or the
+    /// cancellation grace passes — also while the guest waits in a host call,
+    /// where epoch interruption cannot reach it.
+    pub async fn bounded<T>(
+        &self,
+        timeout: Duration,
+        call: impl Future<Output = wasmtime::Result<T>>,
+    ) -> wasmtime::Result<T> {
+        let mut interrupt_at = self.cancel.interrupt_at.subscribe();
+        let cancelled = async move {
+            let at = match interrupt_at.wait_for(Option::is_some).await {
+                Ok(at) => *at,
+                Err(_) => None,
+            };
+            match at {
+                Some(at) => tokio::time::sleep_until(at.into()).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            r = call => r,
+            // A little after the epoch deadline, which normally fires first.
+            _ = tokio::time::sleep(timeout + Duration::from_millis(100)) => Err(Trap::Interrupt.into()),
+            _ = cancelled => Err(Trap::Interrupt.into()),
+        }
+    }
+
+    /// The engine cancelled: guests see `cancelled()`, idle instances get the
+    /// `cancel` export, and calls still running after `grace` are interrupted.
+    pub async fn cancel(&self, grace: Duration) {
+        self.cancel.flag.store(true, Ordering::Relaxed);
+        self.cancel.interrupt_at.send_replace(Some(Instant::now() + grace));
         let idle: Vec<Instance> = std::mem::take(&mut *self.idle.lock().expect("pool lock"));
         let mut kept = Vec::new();
         for mut inst in idle {
-            arm_deadline(&mut inst.store, Duration::from_secs(1));
-            let r = inst.guest.pulumi_provider_resource_provider().call_cancel(&mut inst.store).await;
-            if r.is_ok() {
+            self.arm_deadline(&mut inst.store, grace);
+            let call = inst.guest.pulumi_provider_resource_provider().call_cancel(&mut inst.store);
+            if self.bounded(grace, call).await.is_ok() {
                 kept.push(inst);
             }
         }
         self.idle.lock().expect("pool lock").extend(kept);
     }
 
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.flag.load(Ordering::Relaxed)
+    }
+
     fn setup_snapshot(&self) -> Arc<Vec<SetupCall>> {
         self.setup.lock().expect("setup lock").clone()
+    }
+
+    /// Lets the guest run until `timeout` from now (or the cancellation grace),
+    /// yielding to the async runtime at every epoch tick so a busy guest never
+    /// starves other calls.
+    fn arm_deadline(&self, store: &mut Store<HostState>, timeout: Duration) {
+        let deadline = Instant::now() + timeout;
+        let interrupt_at = self.cancel.interrupt_at.subscribe();
+        store.set_epoch_deadline(1);
+        store.epoch_deadline_callback(move |_| {
+            let now = Instant::now();
+            let cancelled = interrupt_at.borrow().is_some_and(|at| now >= at);
+            Ok(if now >= deadline || cancelled { UpdateDeadline::Interrupt } else { UpdateDeadline::Yield(1) })
+        });
     }
 }
 
@@ -102,11 +174,25 @@ pub struct Lease<'a> {
     _permit: SemaphorePermit<'a>,
 }
 
-impl Lease<'_> {
+impl<'a> Lease<'a> {
     /// The guest's exports and the store to call them with.
     pub fn parts(&mut self) -> (&rp::Guest, &mut Store<HostState>) {
         let inst = self.inst.as_mut().expect("lease holds an instance until finished");
         (inst.guest.pulumi_provider_resource_provider(), &mut inst.store)
+    }
+
+    pub fn pool(&self) -> &'a Pool {
+        self.pool
+    }
+
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// What the sandbox refused during this call, each naming the missing grant.
+    pub fn denials(&self) -> Vec<String> {
+        let inst = self.inst.as_ref().expect("lease holds an instance until finished");
+        inst.store.data().denials.lock().map(|d| d.clone()).unwrap_or_default()
     }
 
     /// Ends the lease with the outcome of a guest call.
@@ -140,15 +226,19 @@ impl Lease<'_> {
     /// Replays the setup calls this instance has not seen.
     async fn catch_up(&mut self) -> Result<(), RuntimeError> {
         let calls = self.pool.setup_snapshot();
+        let timeout = self.timeout;
         let Some(inst) = self.inst.as_mut() else { return Ok(()) };
         while inst.applied < calls.len() {
             let guest = inst.guest.pulumi_provider_resource_provider();
+            let store = &mut inst.store;
             let (what, result) = match &calls[inst.applied] {
                 SetupCall::Parameterize(r) => {
-                    ("parameterize", guest.call_parameterize(&mut inst.store, r).await.map(|r| r.map(|_| ())))
+                    let call = async { guest.call_parameterize(store, r).await.map(|r| r.map(|_| ())) };
+                    ("parameterize", self.pool.bounded(timeout, call).await)
                 }
                 SetupCall::Configure(r) => {
-                    ("configure", guest.call_configure(&mut inst.store, r).await.map(|r| r.map(|_| ())))
+                    let call = async { guest.call_configure(store, r).await.map(|r| r.map(|_| ())) };
+                    ("configure", self.pool.bounded(timeout, call).await)
                 }
             };
             match result {
@@ -167,25 +257,24 @@ impl Lease<'_> {
     }
 
     fn fault(&self, e: wasmtime::Error, inst: &Instance) -> RuntimeError {
+        let data = inst.store.data();
+        let partial = data.partial.clone();
         if e.downcast_ref::<Trap>() == Some(&Trap::Interrupt) {
-            return RuntimeError::Deadline(self.timeout);
+            return if self.pool.is_cancelled() {
+                RuntimeError::Cancelled { partial }
+            } else {
+                RuntimeError::Deadline { after: self.timeout, partial }
+            };
         }
-        let stderr = inst.store.data().stderr_text();
-        let mut msg = format!("{e:#}");
+        let mut message = format!("{e:#}");
+        let stderr = data.stderr_text();
         if !stderr.is_empty() {
-            msg.push_str(&format!("; guest stderr: {stderr}"));
+            message.push_str(&format!("; guest stderr: {stderr}"));
         }
-        tracing::warn!("discarding a faulted instance: {msg}");
-        RuntimeError::Trap(msg)
+        for denial in data.denials.lock().map(|d| d.clone()).unwrap_or_default() {
+            message.push_str(&format!("; {denial}"));
+        }
+        tracing::warn!("discarding a faulted instance: {message}");
+        RuntimeError::Trap { message, partial }
     }
-}
-
-/// Lets the guest run until `timeout` from now, yielding to the async runtime
-/// at every epoch tick so a busy guest never starves other calls.
-fn arm_deadline(store: &mut Store<HostState>, timeout: Duration) {
-    let deadline = Instant::now() + timeout;
-    store.set_epoch_deadline(1);
-    store.epoch_deadline_callback(move |_| {
-        Ok(if Instant::now() >= deadline { UpdateDeadline::Interrupt } else { UpdateDeadline::Yield(1) })
-    });
 }

@@ -1,18 +1,28 @@
-//! Per-instance store data: the WASI context (denies everything by default)
-//! and the provider's logging import.
+//! Per-instance store data: the sandboxed WASI context, outbound HTTP, the
+//! logging import and the call context (cancellation, partial state).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio::sync::mpsc;
 use wasmtime::component::ResourceTable;
 use wasmtime::{StoreLimits, StoreLimitsBuilder};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
-use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
-use super::bindings::latest::pulumi::provider::{logging, types};
+use super::bindings::latest::pulumi::provider::{context, logging, types};
+use super::http::{Denials, HttpHooks};
+use super::sandbox::Sandbox;
 
 /// Longest log message kept; the rest is cut so a guest cannot flood the engine.
 const MAX_LOG_MESSAGE: usize = 64 * 1024;
 /// Bytes of guest stderr kept (panic messages end up here).
 const STDERR_CAPACITY: usize = 64 * 1024;
+/// Handles (streams, requests, ...) one instance may hold at once.
+const MAX_RESOURCES: usize = 10_000;
+/// Table elements per instance (function tables of the guest).
+const MAX_TABLE_ELEMENTS: usize = 1_000_000;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LogSeverity {
@@ -31,26 +41,65 @@ pub struct GuestLog {
     pub ephemeral: bool,
 }
 
+/// What a `create` reported having made before it was interrupted.
+#[derive(Clone, Debug)]
+pub struct PartialState {
+    pub id: String,
+    pub properties: types::Value,
+}
+
 pub struct HostState {
     wasi: WasiCtx,
     table: ResourceTable,
+    http: WasiHttpCtx,
+    hooks: HttpHooks,
     pub(super) limits: StoreLimits,
     logs: mpsc::Sender<GuestLog>,
     stderr: MemoryOutputPipe,
+    cancelled: Arc<AtomicBool>,
+    pub(super) partial: Option<PartialState>,
+    pub(super) denials: Denials,
 }
 
 impl HostState {
-    pub(super) fn new(logs: mpsc::Sender<GuestLog>, max_memory: usize) -> Self {
+    pub(super) fn new(sandbox: &Sandbox, logs: mpsc::Sender<GuestLog>, cancelled: Arc<AtomicBool>) -> Self {
         let stderr = MemoryOutputPipe::new(STDERR_CAPACITY);
-        // No preopens, env, args, network or stdin: only clocks and random.
-        let wasi = WasiCtxBuilder::new().stderr(stderr.clone()).build();
-        let limits = StoreLimitsBuilder::new().memory_size(max_memory).trap_on_grow_failure(true).build();
-        HostState { wasi, table: ResourceTable::new(), limits, logs, stderr }
+        let wasi = sandbox.wasi_ctx(stderr.clone());
+        let limits = StoreLimitsBuilder::new()
+            .memory_size(sandbox.memory)
+            .table_elements(MAX_TABLE_ELEMENTS)
+            .trap_on_grow_failure(true)
+            .build();
+        let mut table = ResourceTable::new();
+        table.set_max_capacity(MAX_RESOURCES);
+        let denials = Denials::default();
+        let hooks =
+            HttpHooks { grants: sandbox.http.clone(), provider: sandbox.provider.clone(), denials: denials.clone() };
+        HostState {
+            wasi,
+            table,
+            http: WasiHttpCtx::new(),
+            hooks,
+            limits,
+            logs,
+            stderr,
+            cancelled,
+            partial: None,
+            denials,
+        }
     }
 
     /// What the guest wrote to stderr (e.g. a panic message), lossily decoded.
     pub(super) fn stderr_text(&self) -> String {
         String::from_utf8_lossy(&self.stderr.contents()).trim().to_owned()
+    }
+
+    /// Forgets the previous call's partial state and denials.
+    pub(super) fn reset_call(&mut self) {
+        self.partial = None;
+        if let Ok(mut d) = self.denials.lock() {
+            d.clear();
+        }
     }
 }
 
@@ -60,7 +109,25 @@ impl WasiView for HostState {
     }
 }
 
+impl WasiHttpView for HostState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView { ctx: &mut self.http, table: &mut self.table, hooks: &mut self.hooks }
+    }
+}
+
 impl types::Host for HostState {}
+
+impl context::Host for HostState {
+    async fn cancelled(&mut self) -> wasmtime::Result<bool> {
+        Ok(self.cancelled.load(Ordering::Relaxed))
+    }
+
+    async fn report_partial_state(&mut self, id: String, properties: types::Value) -> wasmtime::Result<()> {
+        // Validated when (if) it is used; only the latest report is kept.
+        self.partial = Some(PartialState { id, properties });
+        Ok(())
+    }
+}
 
 impl logging::Host for HostState {
     async fn log(

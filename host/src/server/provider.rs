@@ -51,6 +51,10 @@ impl WasmProvider {
     }
 }
 
+/// How long in-flight calls may finish after Cancel before they are
+/// interrupted; inside the engine's 5 s between SIGINT and SIGKILL.
+pub const CANCEL_GRACE: Duration = Duration::from_secs(2);
+
 /// A request's `timeout` (seconds, 0 = unset) as a call deadline.
 fn deadline(seconds: f64) -> Option<Duration> {
     (seconds.is_finite() && seconds > 0.0).then(|| Duration::from_secs_f64(seconds.min(7.0 * 86_400.0)))
@@ -59,11 +63,17 @@ fn deadline(seconds: f64) -> Option<Duration> {
 /// Calls one guest export on a leased instance; yields the export's `Ok` value.
 macro_rules! guest_call {
     ($self:ident, $timeout:expr, $method:ident ( $($arg:expr),* )) => {{
+        let wire = $self.wire();
         let pool = &$self.loaded.pool;
-        let mut lease = pool.lease($timeout).await.map_err(status::runtime)?;
+        let mut lease = pool.lease($timeout).await.map_err(|e| status::runtime(e, wire))?;
+        let limit = lease.timeout();
         let (guest, store) = lease.parts();
-        let outcome = guest.$method(store, $($arg),*).await;
-        lease.finish(outcome).map_err(status::runtime)?.map_err(|e| status::guest(e, $self.wire()))?
+        let outcome = pool.bounded(limit, guest.$method(store, $($arg),*)).await;
+        let denials = lease.denials();
+        lease
+            .finish(outcome)
+            .map_err(|e| status::runtime(e, wire))?
+            .map_err(|e| status::guest(e, wire, &denials))?
     }};
 }
 
@@ -85,14 +95,23 @@ macro_rules! unary {
 macro_rules! setup_call {
     ($self:ident, $request:ident, $wit:ty, $method:ident, $record:path) => {{
         let wit_req = <$wit>::try_from($request.get_ref()).map_err(status::bad_request)?;
-        let mut lease = $self.loaded.pool.lease(None).await.map_err(status::runtime)?;
+        let wire = $self.wire();
+        let pool = &$self.loaded.pool;
+        let mut lease = pool.lease(None).await.map_err(|e| status::runtime(e, wire))?;
+        let limit = lease.timeout();
         let (guest, store) = lease.parts();
-        let out = match guest.$method(store, &wit_req).await {
+        let out = match pool.bounded(limit, guest.$method(store, &wit_req)).await {
             Ok(Ok(r)) => {
                 lease.record($record(wit_req));
                 r
             }
-            other => lease.finish(other).map_err(status::runtime)?.map_err(|e| status::guest(e, $self.wire()))?,
+            other => {
+                let denials = lease.denials();
+                lease
+                    .finish(other)
+                    .map_err(|e| status::runtime(e, wire))?
+                    .map_err(|e| status::guest(e, wire, &denials))?
+            }
         };
         Ok(Response::new(out.into_wire($self.wire()).map_err(status::bad_response)?))
     }};
@@ -211,7 +230,7 @@ impl ResourceProvider for WasmProvider {
     }
 
     async fn cancel(&self, _request: Request<()>) -> Result<Response<()>, Status> {
-        self.loaded.pool.cancel_idle().await;
+        self.loaded.pool.cancel(CANCEL_GRACE).await;
         self.shutdown.send_replace(true);
         Ok(Response::new(()))
     }

@@ -18,16 +18,36 @@ pub fn bad_response(e: ConvertError) -> Status {
     Status::internal(format!("the provider returned an invalid response: {e}"))
 }
 
-pub fn runtime(e: RuntimeError) -> Status {
+/// A call that did not complete. If the guest reported partial state before
+/// it was interrupted, the engine gets it as a resource that failed to
+/// initialise, so nothing created is lost.
+pub fn runtime(e: RuntimeError, o: WireOptions) -> Status {
     let code = match &e {
-        RuntimeError::Deadline(_) => Code::DeadlineExceeded,
-        RuntimeError::Trap(_) | RuntimeError::Replay { .. } | RuntimeError::Cache(_) => Code::Internal,
+        RuntimeError::Deadline { .. } => Code::DeadlineExceeded,
+        RuntimeError::Cancelled { .. } => Code::Cancelled,
+        RuntimeError::Trap { .. } | RuntimeError::Replay { .. } | RuntimeError::Cache(_) => Code::Internal,
         RuntimeError::Engine(_) => Code::Unavailable,
-        RuntimeError::NotAComponent(_) | RuntimeError::WrongWorld(_) | RuntimeError::BadPluginInfo(_) => {
-            Code::FailedPrecondition
-        }
+        RuntimeError::NotAComponent(_)
+        | RuntimeError::WrongWorld(_)
+        | RuntimeError::BadPluginInfo(_)
+        | RuntimeError::Policy(_) => Code::FailedPrecondition,
     };
-    Status::new(code, e.to_string())
+    let message = e.to_string();
+    match e.partial() {
+        Some(p) => {
+            let failure = types::InitFailure {
+                id: p.id.clone(),
+                properties: p.properties.clone(),
+                inputs: None,
+                reasons: vec![message.clone()],
+            };
+            match init_failure(failure, o) {
+                Ok(detail) => with_detail(Code::Unknown, message, "ErrorResourceInitFailed", &detail),
+                Err(bad) => Status::new(code, format!("{message}; its partial state was invalid: {bad}")),
+            }
+        }
+        None => Status::new(code, message),
+    }
 }
 
 /// A status carrying one detail message, the way Pulumi's engine reads them.
@@ -43,8 +63,18 @@ fn with_detail<M: Message>(code: Code, message: String, type_name: &str, detail:
     Status::with_details(code, message, details.encode_to_vec().into())
 }
 
-/// An error the guest returned.
-pub fn guest(e: types::Error, o: WireOptions) -> Status {
+/// An error the guest returned; `denials` (what the sandbox refused during
+/// the call, each naming the missing grant) are added to its message.
+pub fn guest(e: types::Error, o: WireOptions, denials: &[String]) -> Status {
+    let status = guest_status(e, o);
+    if denials.is_empty() {
+        return status;
+    }
+    let message = format!("{}; {}", status.message(), denials.join("; "));
+    Status::with_details(status.code(), message, status.details().to_vec().into())
+}
+
+fn guest_status(e: types::Error, o: WireOptions) -> Status {
     use types::Error as E;
     match e {
         E::Unimplemented(m) => Status::unimplemented(m),

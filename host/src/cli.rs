@@ -1,0 +1,146 @@
+//! Command-line arguments: the engine's, the runtime's and the sandbox's.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::{Args, Parser, Subcommand};
+use pulumi_wasm_host::runtime::{ArtifactCache, Grants, Policy, RuntimeConfig};
+
+#[derive(Parser)]
+#[command(name = "pulumi-wasm", version, about = "Serve WebAssembly-component Pulumi providers")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Serve a component as a provider plugin, exactly as the engine starts one.
+    Serve {
+        /// The provider component (.wasm).
+        component: PathBuf,
+        #[command(flatten)]
+        engine: EngineArgs,
+        #[command(flatten)]
+        runtime: RuntimeArgs,
+    },
+    /// Make a plugin folder: `<out>/pulumi-resource-<name>` (this host) plus the component.
+    Pack {
+        component: PathBuf,
+        /// The folder a Pulumi.yaml `plugins: providers: - path:` entry points at.
+        #[arg(long, short)]
+        out: PathBuf,
+        #[command(flatten)]
+        runtime: RuntimeArgs,
+    },
+    /// Print a component's package name, version and digest.
+    Info {
+        component: PathBuf,
+        #[command(flatten)]
+        runtime: RuntimeArgs,
+    },
+    /// Show what a component declares it needs, what the policy grants, and what is missing.
+    Grants {
+        component: PathBuf,
+        #[command(flatten)]
+        runtime: RuntimeArgs,
+    },
+}
+
+/// What the engine passes to every provider plugin: flags first, then its address.
+#[derive(Args, Debug)]
+pub struct EngineArgs {
+    #[arg(long)]
+    pub logtostderr: bool,
+    /// Log verbosity, as `-v=N`.
+    #[arg(short = 'v', value_name = "N")]
+    pub verbosity: Option<u8>,
+    #[arg(long)]
+    pub logflow: bool,
+    /// The engine's tracing endpoint (accepted; tracing export is not implemented).
+    #[arg(long, value_name = "ENDPOINT")]
+    pub tracing: Option<String>,
+    /// The engine's gRPC address. Absent in attach mode: the engine sends it
+    /// with `Handshake` or `Attach`.
+    pub engine_address: Option<String>,
+}
+
+/// The plugin process's own command line when started as `pulumi-resource-<name>`.
+#[derive(Parser)]
+pub struct PluginCli {
+    #[command(flatten)]
+    pub engine: EngineArgs,
+    #[command(flatten)]
+    pub runtime: RuntimeArgs,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct RuntimeArgs {
+    /// Instances of the provider that may run calls concurrently.
+    #[arg(long, env = "PULUMI_WASM_MAX_INSTANCES", default_value_t = 8)]
+    pub max_instances: usize,
+    /// Linear memory cap per instance, in MiB (a policy's `memory-mb` wins).
+    #[arg(long, env = "PULUMI_WASM_MAX_MEMORY_MB", default_value_t = 512)]
+    pub max_memory_mb: usize,
+    /// Deadline for calls whose request has no timeout, in seconds (a policy's `timeout-s` wins).
+    #[arg(long, env = "PULUMI_WASM_CALL_TIMEOUT", default_value_t = 900)]
+    pub call_timeout: u64,
+    /// Where compiled components are cached (default: ~/.cache/pulumi-wasm).
+    #[arg(long, env = "PULUMI_WASM_CACHE_DIR")]
+    pub cache_dir: Option<PathBuf>,
+    /// Compile every time instead of using the cache.
+    #[arg(long)]
+    pub no_cache: bool,
+    /// The sandbox policy file (TOML; see the README).
+    #[arg(long, env = "PULUMI_WASM_POLICY")]
+    pub policy: Option<PathBuf>,
+    /// Grant outbound HTTP to `scheme://host[:port]` (repeatable).
+    #[arg(long, value_name = "URL")]
+    pub allow_http: Vec<String>,
+    /// Grant reading a host environment variable (repeatable).
+    #[arg(long, value_name = "NAME")]
+    pub allow_env: Vec<String>,
+    /// Grant a directory as `HOST:GUEST[:ro]` (repeatable).
+    #[arg(long, value_name = "HOST:GUEST[:ro]")]
+    pub allow_dir: Vec<String>,
+}
+
+impl RuntimeArgs {
+    pub fn config(&self) -> RuntimeConfig {
+        let cache = if self.no_cache {
+            None
+        } else {
+            self.cache_dir.clone().or_else(ArtifactCache::default_dir).map(ArtifactCache::new)
+        };
+        RuntimeConfig {
+            max_instances: self.max_instances.clamp(1, 256),
+            max_memory: self.max_memory_mb.clamp(1, 4095) << 20,
+            call_timeout: Duration::from_secs(self.call_timeout.max(1)),
+            cache,
+        }
+    }
+
+    /// The policy: `beside` (a packed plugin's own policy file), then
+    /// `--policy`, then the `--allow-*` flags, which apply to every provider.
+    pub fn policy(&self, beside: Option<&Path>) -> anyhow::Result<Policy> {
+        let mut policy = Policy::default();
+        for path in beside.into_iter().filter(|p| p.is_file()).chain(self.policy.as_deref()) {
+            let file = Policy::load(path)?;
+            policy.defaults.merge(file.defaults);
+            for (name, grants) in file.providers {
+                policy.providers.entry(name).or_default().merge(grants);
+            }
+        }
+        let flags = Grants {
+            http: self.allow_http.clone(),
+            env: self.allow_env.clone(),
+            dirs: self.allow_dir.iter().map(|d| Grants::parse_dir_flag(d)).collect::<Result<_, _>>()?,
+            memory_mb: None,
+            timeout_s: None,
+        };
+        flags.validate().context("in the --allow-* flags")?;
+        policy.defaults.merge(flags);
+        Ok(policy)
+    }
+}

@@ -1,0 +1,226 @@
+//! Outbound HTTP for guests (wasi:http), through the user's allow-list.
+//!
+//! The host checks every request the guest sends (redirects are new requests,
+//! so they are checked too), resolves the name itself, refuses private and
+//! loopback addresses unless a grant names them exactly, connects to the
+//! address it checked (no second lookup to rebind), and bounds every phase
+//! with a timeout. wasmtime's default sender resolves by itself, which is
+//! why this is written here.
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use http_body_util::BodyExt;
+use tokio::net::TcpStream;
+use wasmtime_wasi_http::io::TokioIo;
+use wasmtime_wasi_http::{Error as HttpError, RequestOptions, WasiBody, WasiHttpHooks};
+
+use super::policy::HttpGrant;
+
+/// Longest any phase of a request may take, whatever the guest asks for.
+const MAX_TIMEOUT: Duration = Duration::from_secs(120);
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Denials seen during a call, so the error can name the missing grant.
+pub type Denials = Arc<Mutex<Vec<String>>>;
+
+pub struct HttpHooks {
+    pub grants: Arc<Vec<HttpGrant>>,
+    pub provider: String,
+    pub denials: Denials,
+}
+
+type Sent = Result<(http::Response<WasiBody>, Box<dyn Future<Output = Result<(), HttpError>> + Send>), HttpError>;
+
+impl WasiHttpHooks for HttpHooks {
+    fn send_request(
+        &mut self,
+        request: http::Request<WasiBody>,
+        options: Option<RequestOptions>,
+        _fut: Box<dyn Future<Output = Result<(), HttpError>> + Send>,
+    ) -> Box<dyn Future<Output = Sent> + Send> {
+        let grants = self.grants.clone();
+        let deny = Denier { provider: self.provider.clone(), denials: self.denials.clone() };
+        Box::new(async move { send(request, options, &grants, &deny).await })
+    }
+}
+
+struct Denier {
+    provider: String,
+    denials: Denials,
+}
+
+impl Denier {
+    fn deny(&self, what: String) -> HttpError {
+        tracing::warn!("sandbox: {what}");
+        if let Ok(mut d) = self.denials.lock()
+            && d.len() < 16
+        {
+            d.push(what);
+        }
+        HttpError::HttpRequestDenied
+    }
+}
+
+async fn send(
+    mut req: http::Request<WasiBody>,
+    options: Option<RequestOptions>,
+    grants: &[HttpGrant],
+    deny: &Denier,
+) -> Sent {
+    let uri = req.uri().clone();
+    let scheme = uri.scheme_str().unwrap_or("https").to_ascii_lowercase();
+    let host = uri.host().ok_or(HttpError::HttpRequestUriInvalid)?.to_owned();
+    let port = uri.port_u16().unwrap_or(if scheme == "https" { 443 } else { 80 });
+    let target = format!("{scheme}://{host}:{port}");
+    let matching: Vec<&HttpGrant> = grants.iter().filter(|g| g.allows(&scheme, &host, port)).collect();
+    if matching.is_empty() {
+        return Err(deny.deny(format!("missing grant: http \"{target}\" for provider {}", deny.provider)));
+    }
+    let private_ok = matching.iter().any(|g| g.names_literally(&host));
+
+    let timeout = |pick: fn(&RequestOptions) -> Option<Duration>| {
+        options.as_ref().and_then(pick).unwrap_or(DEFAULT_TIMEOUT).min(MAX_TIMEOUT)
+    };
+    let connect_timeout = timeout(|o| o.connect_timeout);
+    let first_byte_timeout = timeout(|o| o.first_byte_timeout);
+
+    let addrs: Vec<SocketAddr> = tokio::time::timeout(connect_timeout, tokio::net::lookup_host((host.as_str(), port)))
+        .await
+        .map_err(|_| HttpError::ConnectionTimeout)?
+        .map_err(|_| HttpError::DnsError { rcode: None, info_code: None })?
+        .filter(|a| private_ok || is_public(a.ip()))
+        .collect();
+    if addrs.is_empty() {
+        return Err(deny.deny(format!(
+            "{target} resolves only to private or loopback addresses; missing grant: http \"{target}\" naming the address exactly, for provider {}",
+            deny.provider
+        )));
+    }
+
+    let tcp = tokio::time::timeout(connect_timeout, TcpStream::connect(&addrs[..]))
+        .await
+        .map_err(|_| HttpError::ConnectionTimeout)?
+        .map_err(|_| HttpError::ConnectionRefused)?;
+    *req.uri_mut() = http::Uri::builder()
+        .path_and_query(uri.path_and_query().map_or("/", |p| p.as_str()))
+        .build()
+        .map_err(|_| HttpError::HttpRequestUriInvalid)?;
+
+    let response = if scheme == "https" {
+        let tls = tls_connector()
+            .connect(
+                rustls::pki_types::ServerName::try_from(host.clone()).map_err(|_| HttpError::HttpRequestUriInvalid)?,
+                tcp,
+            )
+            .await
+            .map_err(|_| HttpError::TlsCertificateError)?;
+        exchange(TokioIo::new(tls), req, connect_timeout, first_byte_timeout).await?
+    } else {
+        exchange(TokioIo::new(tcp), req, connect_timeout, first_byte_timeout).await?
+    };
+    Ok((response, Box::new(async { Ok(()) })))
+}
+
+/// HTTP/1.1 over an established stream; the connection is driven by its own task.
+async fn exchange<S>(
+    io: TokioIo<S>,
+    req: http::Request<WasiBody>,
+    connect_timeout: Duration,
+    first_byte_timeout: Duration,
+) -> Result<http::Response<WasiBody>, HttpError>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static,
+{
+    let (mut sender, conn) = tokio::time::timeout(connect_timeout, hyper::client::conn::http1::handshake(io))
+        .await
+        .map_err(|_| HttpError::ConnectionTimeout)?
+        .map_err(HttpError::from)?;
+    tokio::spawn(async move {
+        if let Err(e) = conn.await {
+            tracing::debug!("outbound connection ended: {e}");
+        }
+    });
+    let res = tokio::time::timeout(first_byte_timeout, sender.send_request(req))
+        .await
+        .map_err(|_| HttpError::ConnectionReadTimeout)?
+        .map_err(HttpError::from)?;
+    Ok(res.map(|body| body.map_err(HttpError::from).boxed_unsync()))
+}
+
+fn tls_connector() -> tokio_rustls::TlsConnector {
+    static CONFIG: std::sync::OnceLock<Arc<rustls::ClientConfig>> = std::sync::OnceLock::new();
+    let config = CONFIG.get_or_init(|| {
+        let roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.into() };
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let config = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .expect("ring supports the default protocol versions")
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        Arc::new(config)
+    });
+    tokio_rustls::TlsConnector::from(config.clone())
+}
+
+/// Globally routable: not loopback, private, link-local, shared, unspecified,
+/// multicast, broadcast or documentation space (IPv4-mapped IPv6 included).
+pub fn is_public(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => {
+            let [a, b, ..] = v4.octets();
+            !(v4.is_loopback()
+                || v4.is_private()
+                || v4.is_link_local()
+                || v4.is_unspecified()
+                || v4.is_broadcast()
+                || v4.is_multicast()
+                || v4.is_documentation()
+                || a == 0
+                || (a == 100 && (64..128).contains(&b))
+                || (a == 198 && (18..20).contains(&b))
+                || a >= 240)
+        }
+        IpAddr::V6(v6) => {
+            if let Some(v4) = v6.to_ipv4_mapped() {
+                return is_public(IpAddr::V4(v4));
+            }
+            let first = v6.segments()[0];
+            !(v6.is_loopback()
+                || v6.is_unspecified()
+                || v6.is_multicast()
+                || (first & 0xfe00) == 0xfc00
+                || (first & 0xffc0) == 0xfe80
+                || first == 0x2001 && v6.segments()[1] == 0x0db8)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_public;
+
+    #[test]
+    fn private_and_special_addresses_are_not_public() {
+        for ip in [
+            "127.0.0.1",
+            "10.1.2.3",
+            "172.16.0.1",
+            "192.168.1.1",
+            "169.254.169.254",
+            "100.64.0.1",
+            "0.0.0.0",
+            "::1",
+            "fd00::1",
+            "fe80::1",
+            "::ffff:127.0.0.1",
+            "::ffff:10.0.0.1",
+        ] {
+            assert!(!is_public(ip.parse().unwrap()), "{ip}");
+        }
+        for ip in ["8.8.8.8", "1.1.1.1", "2606:4700:4700::1111"] {
+            assert!(is_public(ip.parse().unwrap()), "{ip}");
+        }
+    }
+}

@@ -1,0 +1,64 @@
+//! What a component declares it needs, read from its `pulumi-wasm-needs`
+//! custom section (written by the SDK's `declare_needs!`). A declaration
+//! grants nothing; it lets `grants` show the needs and errors name the grant
+//! the user still has to add.
+
+use serde::Deserialize;
+use wasmparser::{Parser, Payload};
+
+use super::policy::{Grants, HttpGrant};
+
+const SECTION: &str = "pulumi-wasm-needs";
+/// A declaration larger than this is ignored (it is only advice).
+const MAX_SECTION: usize = 64 * 1024;
+
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(default)]
+pub struct Needs {
+    pub http: Vec<String>,
+    pub env: Vec<String>,
+    pub dirs: Vec<String>,
+}
+
+impl Needs {
+    /// Reads the declaration from a component (searching nested modules).
+    pub fn read(wasm: &[u8]) -> Result<Needs, String> {
+        for payload in Parser::new(0).parse_all(wasm) {
+            let payload = payload.map_err(|e| e.to_string())?;
+            if let Payload::CustomSection(s) = payload
+                && s.name() == SECTION
+            {
+                if s.data().len() > MAX_SECTION {
+                    return Err("the needs declaration is too large".into());
+                }
+                return serde_json::from_slice(s.data()).map_err(|e| format!("bad needs declaration: {e}"));
+            }
+        }
+        Ok(Needs::default())
+    }
+
+    /// Declared needs the grants do not cover, each as the grant to add.
+    pub fn missing(&self, grants: &Grants) -> Vec<String> {
+        let http = grants.http_grants();
+        let mut out = Vec::new();
+        for url in &self.http {
+            let covered = HttpGrant::parse(url).is_ok_and(|need| {
+                let scheme = need.scheme.as_deref().unwrap_or("https");
+                let port = match need.port {
+                    Some(p) if p != 0 => p,
+                    _ if scheme == "https" => 443,
+                    _ => 80,
+                };
+                http.iter().any(|g| g.allows(scheme, &need.host, port) || *g == need)
+            });
+            if !covered {
+                out.push(format!("http \"{url}\""));
+            }
+        }
+        out.extend(self.env.iter().filter(|e| !grants.env.contains(e)).map(|e| format!("env \"{e}\"")));
+        out.extend(
+            self.dirs.iter().filter(|d| !grants.dirs.iter().any(|g| &g.guest == *d)).map(|d| format!("dir \"{d}\"")),
+        );
+        out
+    }
+}

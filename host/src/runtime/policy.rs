@@ -1,0 +1,248 @@
+//! What the user grants each provider. Grants only ever come from the user
+//! (policy file, flags); a component can declare needs, never grant them.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyError {
+    #[error("reading policy {path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("policy {path}: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error("invalid grant {0:?}: {1}")]
+    Grant(String, String),
+}
+
+/// The policy file: defaults for every provider plus per-provider sections.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Policy {
+    #[serde(default)]
+    pub defaults: Grants,
+    #[serde(default)]
+    pub providers: BTreeMap<String, Grants>,
+}
+
+/// Grants and limits for one provider.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Grants {
+    /// Outbound HTTP allow-list: `scheme://host[:port]`, host may be `*.suffix`, port `*`.
+    #[serde(default)]
+    pub http: Vec<String>,
+    /// Host environment variables the provider may read.
+    #[serde(default)]
+    pub env: Vec<String>,
+    #[serde(default)]
+    pub dirs: Vec<DirGrant>,
+    pub memory_mb: Option<usize>,
+    pub timeout_s: Option<u64>,
+}
+
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct DirGrant {
+    pub host: PathBuf,
+    pub guest: String,
+    #[serde(default)]
+    pub read_only: bool,
+}
+
+impl Policy {
+    pub fn load(path: &Path) -> Result<Policy, PolicyError> {
+        let text = std::fs::read_to_string(path).map_err(|source| PolicyError::Read { path: path.into(), source })?;
+        let policy: Policy =
+            toml::from_str(&text).map_err(|e| PolicyError::Parse { path: path.into(), message: e.to_string() })?;
+        // Resolve relative directories against the policy file, not the cwd.
+        let base = path.parent().unwrap_or(Path::new("."));
+        let mut policy = policy;
+        for g in std::iter::once(&mut policy.defaults).chain(policy.providers.values_mut()) {
+            for d in &mut g.dirs {
+                if d.host.is_relative() {
+                    d.host = base.join(&d.host);
+                }
+            }
+            g.validate()?;
+        }
+        Ok(policy)
+    }
+
+    /// The grants for `provider`: the defaults plus its own section.
+    pub fn for_provider(&self, provider: &str) -> Grants {
+        let mut g = self.defaults.clone();
+        if let Some(own) = self.providers.get(provider) {
+            g.merge(own.clone());
+        }
+        g
+    }
+}
+
+impl Grants {
+    /// Adds `other`'s grants; its limits, when set, win.
+    pub fn merge(&mut self, other: Grants) {
+        self.http.extend(other.http);
+        self.env.extend(other.env);
+        self.dirs.extend(other.dirs);
+        self.memory_mb = other.memory_mb.or(self.memory_mb);
+        self.timeout_s = other.timeout_s.or(self.timeout_s);
+    }
+
+    pub fn validate(&self) -> Result<(), PolicyError> {
+        for h in &self.http {
+            HttpGrant::parse(h)?;
+        }
+        for d in &self.dirs {
+            if !d.guest.starts_with('/') {
+                return Err(PolicyError::Grant(d.guest.clone(), "guest paths are absolute".into()));
+            }
+        }
+        Ok(())
+    }
+
+    pub fn http_grants(&self) -> Vec<HttpGrant> {
+        self.http.iter().filter_map(|h| HttpGrant::parse(h).ok()).collect()
+    }
+
+    /// `HOST:GUEST[:ro]`, as given to `--allow-dir`.
+    pub fn parse_dir_flag(flag: &str) -> Result<DirGrant, PolicyError> {
+        let mut parts: Vec<&str> = flag.split(':').collect();
+        let read_only = parts.last() == Some(&"ro");
+        if read_only || parts.last() == Some(&"rw") {
+            parts.pop();
+        }
+        match parts.as_slice() {
+            [host, guest] if guest.starts_with('/') => {
+                Ok(DirGrant { host: PathBuf::from(host), guest: guest.to_string(), read_only })
+            }
+            [host] => Ok(DirGrant { host: PathBuf::from(host), guest: host.to_string(), read_only }),
+            _ => Err(PolicyError::Grant(flag.into(), "expected HOST:GUEST[:ro]".into())),
+        }
+    }
+}
+
+/// One entry of the HTTP allow-list.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HttpGrant {
+    /// `None` allows both http and https.
+    pub scheme: Option<String>,
+    /// Lower-case host, or `*.suffix` / `*`.
+    pub host: String,
+    /// `None` = the scheme's default port; `Some(0)` = any port.
+    pub port: Option<u16>,
+}
+
+impl HttpGrant {
+    pub fn parse(s: &str) -> Result<HttpGrant, PolicyError> {
+        let bad = |why: &str| PolicyError::Grant(s.into(), why.into());
+        let (scheme, rest) = match s.split_once("://") {
+            Some((scheme @ ("http" | "https"), rest)) => (Some(scheme.to_owned()), rest),
+            Some(_) => return Err(bad("scheme must be http or https")),
+            None => (None, s),
+        };
+        let rest = rest.trim_end_matches('/');
+        if rest.contains('/') || rest.contains('@') || rest.is_empty() {
+            return Err(bad("expected scheme://host[:port] with no path or user"));
+        }
+        let (host, port) = match rest.rsplit_once(':') {
+            Some((h, "*")) if !h.ends_with(']') || rest.starts_with('[') => (h, Some(0)),
+            Some((h, p)) if !p.contains(']') => (h, Some(p.parse::<u16>().map_err(|_| bad("bad port"))?)),
+            _ => (rest, None),
+        };
+        let host = host.trim_start_matches('[').trim_end_matches(']').to_ascii_lowercase();
+        if host.is_empty()
+            || (host.contains('*') && !(host == "*" || host.starts_with("*.") && !host[2..].contains('*')))
+        {
+            return Err(bad("a wildcard may only be a leading `*.`"));
+        }
+        Ok(HttpGrant { scheme, host, port })
+    }
+
+    /// Whether this grant allows a request to `scheme://host:port`.
+    pub fn allows(&self, scheme: &str, host: &str, port: u16) -> bool {
+        if self.scheme.as_deref().is_some_and(|s| s != scheme) {
+            return false;
+        }
+        let default_port = if scheme == "https" { 443 } else { 80 };
+        let port_ok = match self.port {
+            Some(0) => true,
+            Some(p) => p == port,
+            None => port == default_port,
+        };
+        let host = host.trim_start_matches('[').trim_end_matches(']').to_ascii_lowercase();
+        let host_ok = match self.host.strip_prefix("*.") {
+            _ if self.host == "*" => true,
+            Some(suffix) => host.ends_with(&format!(".{suffix}")),
+            None => host == self.host,
+        };
+        port_ok && host_ok
+    }
+
+    /// Private and loopback targets need a grant that names them exactly.
+    pub fn names_literally(&self, host: &str) -> bool {
+        let host = host.trim_start_matches('[').trim_end_matches(']').to_ascii_lowercase();
+        !self.host.contains('*') && self.host == host
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn http_grants_match_scheme_host_and_port() {
+        let g = HttpGrant::parse("https://*.example.com").unwrap();
+        assert!(g.allows("https", "api.example.com", 443));
+        assert!(!g.allows("https", "example.com", 443), "the wildcard needs a subdomain");
+        assert!(!g.allows("https", "evil-example.com", 443));
+        assert!(!g.allows("http", "api.example.com", 80));
+        assert!(!g.allows("https", "api.example.com", 8443));
+        let any = HttpGrant::parse("http://127.0.0.1:*").unwrap();
+        assert!(any.allows("http", "127.0.0.1", 41234) && any.names_literally("127.0.0.1"));
+        let both = HttpGrant::parse("localhost:8080").unwrap();
+        assert!(both.allows("http", "LOCALHOST", 8080) && both.allows("https", "localhost", 8080));
+        for bad in ["ftp://x", "https://a/b", "https://a*b.com", "https://x:99999", "https://u@x"] {
+            assert!(HttpGrant::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn policy_merges_defaults_and_resolves_relative_dirs() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("policy.toml");
+        std::fs::write(
+            &path,
+            r#"
+            [defaults]
+            memory-mb = 256
+            env = ["HOME_ONLY"]
+            [providers.kv]
+            http = ["http://127.0.0.1:8080"]
+            dirs = [{ host = "data", guest = "/data", read-only = true }]
+            timeout-s = 5
+            "#,
+        )
+        .unwrap();
+        let p = Policy::load(&path).unwrap();
+        let kv = p.for_provider("kv");
+        assert_eq!(kv.memory_mb, Some(256));
+        assert_eq!(kv.timeout_s, Some(5));
+        assert_eq!(kv.env, vec!["HOME_ONLY"]);
+        assert_eq!(kv.dirs[0].host, dir.path().join("data"));
+        assert!(p.for_provider("other").http.is_empty());
+        std::fs::write(&path, "[providers.kv]\nhttp = [\"ftp://x\"]\n").unwrap();
+        assert!(Policy::load(&path).is_err());
+        std::fs::write(&path, "[providers.kv]\nnetwork = true\n").unwrap();
+        assert!(Policy::load(&path).is_err(), "unknown keys are errors, not silently ignored");
+    }
+
+    #[test]
+    fn dir_flags() {
+        let d = Grants::parse_dir_flag("/srv/data:/data:ro").unwrap();
+        assert_eq!(d, DirGrant { host: "/srv/data".into(), guest: "/data".into(), read_only: true });
+        assert!(!Grants::parse_dir_flag("/tmp:/t").unwrap().read_only);
+        assert!(Grants::parse_dir_flag("a:b:c:d").is_err());
+    }
+}

@@ -1,0 +1,77 @@
+//! Turns the user's grants for one provider into the WASI context and limits
+//! its instances run with. Everything not granted is denied.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
+use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
+
+use super::RuntimeError;
+use super::engine::RuntimeConfig;
+use super::policy::{DirGrant, Grants, HttpGrant};
+
+/// Bytes of randomness one call to wasi:random may ask for.
+const MAX_RANDOM_BYTES: u64 = 1 << 20;
+
+#[derive(Clone, Debug)]
+pub struct Sandbox {
+    pub provider: String,
+    pub grants: Grants,
+    pub http: Arc<Vec<HttpGrant>>,
+    /// Granted variables present in the host environment, with their values.
+    env: Vec<(String, String)>,
+    pub memory: usize,
+    pub timeout: Duration,
+}
+
+impl Sandbox {
+    /// Nothing granted: how a component runs before its name is known.
+    pub fn deny_all(config: &RuntimeConfig) -> Sandbox {
+        Sandbox {
+            provider: String::new(),
+            grants: Grants::default(),
+            http: Arc::default(),
+            env: vec![],
+            memory: config.max_memory,
+            timeout: config.call_timeout,
+        }
+    }
+
+    pub fn new(provider: &str, grants: Grants, config: &RuntimeConfig) -> Result<Sandbox, RuntimeError> {
+        grants.validate().map_err(|e| RuntimeError::Policy(e.to_string()))?;
+        for d in &grants.dirs {
+            if !d.host.is_dir() {
+                return Err(RuntimeError::Policy(format!("granted directory {} does not exist", d.host.display())));
+            }
+        }
+        let env = grants.env.iter().filter_map(|k| std::env::var(k).ok().map(|v| (k.clone(), v))).collect();
+        Ok(Sandbox {
+            provider: provider.to_owned(),
+            http: Arc::new(grants.http_grants()),
+            env,
+            memory: grants.memory_mb.map_or(config.max_memory, |mb| mb.clamp(1, 4095) << 20),
+            timeout: grants.timeout_s.map_or(config.call_timeout, |s| Duration::from_secs(s.max(1))),
+            grants,
+        })
+    }
+
+    /// A fresh WASI context: clocks and randomness always; files, environment
+    /// only as granted; no sockets, no name lookup, no stdin.
+    pub fn wasi_ctx(&self, stderr: MemoryOutputPipe) -> WasiCtx {
+        let mut b = WasiCtxBuilder::new();
+        b.stderr(stderr).max_random_size(MAX_RANDOM_BYTES).allow_tcp(false).allow_udp(false);
+        b.allow_ip_name_lookup(false);
+        for (k, v) in &self.env {
+            b.env(k, v);
+        }
+        for DirGrant { host, guest, read_only } in &self.grants.dirs {
+            let perms = if *read_only { FsPerms::ReadOnly } else { FsPerms::ReadWrite };
+            if let Err(e) = b.preopened_dir(host, guest, perms) {
+                // Checked in `new`; a directory removed since then is simply not granted.
+                tracing::warn!("cannot grant {}: {e}", host.display());
+            }
+        }
+        b.build()
+    }
+}
