@@ -8,6 +8,9 @@
 //! - `echo:index:Thing` is a resource whose `replace` input forces replacement,
 //!   `dbr: true` asks for delete-before-replace, and `fail: true` makes
 //!   Update fail (the steps test's injected fault);
+//! - creating a Thing with `hang` reports partial state (id `partial-<name>`)
+//!   and then hangs: `"cooperative"` until the engine cancels (then it
+//!   returns an init failure itself), `"stubborn"` forever, ignoring it;
 //! - Check passes inputs through (the SDK default), so values round-trip there too.
 
 use pulumi_wasm_sdk::*;
@@ -91,6 +94,9 @@ impl Provider for Echo {
 
     fn create(&mut self, req: CreateRequest) -> Result<CreateResponse> {
         thing(&req.resource_type)?;
+        if let Some(mode) = req.properties.get("hang").and_then(Value::as_str) {
+            return hang(mode, &req);
+        }
         let id = if req.preview { String::new() } else { new_id()? };
         log::for_urn(&req.urn).info(&format!("created thing {id}"));
         Ok(CreateResponse { id, properties: req.properties, refresh_before_update: false })
@@ -111,6 +117,25 @@ impl Provider for Echo {
 
     fn delete(&mut self, req: DeleteRequest) -> Result<()> {
         thing(&req.resource_type)
+    }
+}
+
+/// Reports half-made state, then waits: the cancellation and deadline tests.
+fn hang(mode: &str, req: &CreateRequest) -> Result<CreateResponse> {
+    let id = format!("partial-{}", req.name);
+    let mut state = req.properties.clone();
+    state.insert("stage".into(), "half".into());
+    context::report_partial_state(&id, &state);
+    loop {
+        if mode == "cooperative" && context::cancelled() {
+            return Err(Error::InitFailed {
+                id,
+                properties: state,
+                inputs: None,
+                reasons: vec!["cancelled half-way".into()],
+            });
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
     }
 }
 

@@ -1,0 +1,77 @@
+//! Cancellation and deadlines reach the guest, and a create interrupted after
+//! it made something returns that partial state instead of losing it.
+
+use std::time::Duration;
+
+use e2e_tests::{Plugin, TestEngine, component, from_struct, to_struct};
+use prost::Message;
+use pulumirpc::*;
+use serde_json::json;
+use tonic::Code;
+
+fn create(name: &str, hang: &str, timeout: f64) -> CreateRequest {
+    CreateRequest {
+        urn: format!("urn:pulumi:dev::proj::echo:index:Thing::{name}"),
+        name: name.into(),
+        r#type: "echo:index:Thing".into(),
+        properties: Some(to_struct(json!({ "hang": hang }))),
+        timeout,
+        ..Default::default()
+    }
+}
+
+/// The `ErrorResourceInitFailed` detail of a status, as the engine decodes it.
+fn init_failed(status: &tonic::Status) -> ErrorResourceInitFailed {
+    let details = tonic_types::pb::Status::decode(status.details()).expect("status details");
+    let any = details.details.first().expect("one detail");
+    assert_eq!(any.type_url, "type.googleapis.com/pulumirpc.ErrorResourceInitFailed");
+    ErrorResourceInitFailed::decode(any.value.as_slice()).unwrap()
+}
+
+async fn started() -> (TestEngine, Plugin) {
+    let engine = TestEngine::start().await;
+    let mut p = Plugin::packed(&component("echo-provider"), Some(&engine.address)).await.unwrap();
+    p.boot(&engine.address, json!({})).await.unwrap();
+    (engine, p)
+}
+
+#[tokio::test]
+async fn cancel_reaches_a_cooperative_guest_which_returns_its_partial_state() {
+    let (_engine, mut p) = started().await;
+    let mut client = p.client.clone();
+    let call = tokio::spawn(async move { client.create(create("coop", "cooperative", 0.0)).await });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    p.client.cancel(()).await.unwrap();
+    let err = call.await.unwrap().unwrap_err();
+    assert_eq!(err.code(), Code::Unknown, "{err:?}");
+    let f = init_failed(&err);
+    assert_eq!(f.id, "partial-coop");
+    assert_eq!(f.reasons, vec!["cancelled half-way"]);
+    assert_eq!(from_struct(f.properties.as_ref())["stage"], "half");
+    assert!(p.wait(Duration::from_secs(5)).await.is_some(), "the host stops after Cancel");
+}
+
+#[tokio::test]
+async fn a_guest_ignoring_cancel_is_interrupted_and_its_partial_state_kept() {
+    let (_engine, mut p) = started().await;
+    let mut client = p.client.clone();
+    let call = tokio::spawn(async move { client.create(create("stubborn", "stubborn", 0.0)).await });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    p.client.cancel(()).await.unwrap();
+    let err = call.await.unwrap().unwrap_err();
+    assert!(err.message().contains("cancelled"), "{}", err.message());
+    let f = init_failed(&err);
+    assert_eq!(f.id, "partial-stubborn");
+    assert_eq!(from_struct(f.properties.as_ref())["hang"], "stubborn");
+    assert!(p.wait(Duration::from_secs(5)).await.is_some(), "the host stops within the engine's grace");
+}
+
+#[tokio::test]
+async fn the_request_timeout_is_enforced_and_the_host_keeps_serving() {
+    let (_engine, mut p) = started().await;
+    let err = p.client.create(create("slow", "stubborn", 1.0)).await.unwrap_err();
+    assert!(err.message().contains("deadline"), "{}", err.message());
+    assert_eq!(init_failed(&err).id, "partial-slow");
+    let ok = p.client.invoke(InvokeRequest { tok: "echo:index:echo".into(), args: None, preview: false }).await;
+    assert!(ok.is_ok());
+}
