@@ -44,6 +44,23 @@ fn deps_out<D>(d: rp::DependencyMap, make: impl Fn(Vec<String>) -> D) -> HashMap
     d.into_iter().map(|(k, urns)| (k, make(urns))).collect()
 }
 
+/// The deployment fields Call and Construct requests share (same names, different messages).
+macro_rules! deployment {
+    ($r:expr) => {
+        rp::Deployment {
+            project: $r.project.clone(),
+            stack: $r.stack.clone(),
+            organization: $r.organization.clone(),
+            config: pairs(&$r.config),
+            config_secret_keys: $r.config_secret_keys.clone(),
+            dry_run: $r.dry_run,
+            parallel: $r.parallel,
+            monitor_endpoint: $r.monitor_endpoint.clone(),
+            accepts_output_values: $r.accepts_output_values,
+        }
+    };
+}
+
 fn failures(f: Vec<types::CheckFailure>) -> Vec<pb::CheckFailure> {
     f.into_iter().map(|f| pb::CheckFailure { property: f.property, reason: f.reason }).collect()
 }
@@ -229,17 +246,7 @@ impl TryFrom<&pb::CallRequest> for rp::CallRequest {
             token: r.tok.clone(),
             args: map(&r.args)?,
             arg_dependencies: deps_in(&r.arg_dependencies, |d| &d.urns),
-            deployment: rp::Deployment {
-                project: r.project.clone(),
-                stack: r.stack.clone(),
-                organization: r.organization.clone(),
-                config: pairs(&r.config),
-                config_secret_keys: r.config_secret_keys.clone(),
-                dry_run: r.dry_run,
-                parallel: r.parallel,
-                monitor_endpoint: r.monitor_endpoint.clone(),
-                accepts_output_values: r.accepts_output_values,
-            },
+            deployment: deployment!(r),
         })
     }
 }
@@ -363,17 +370,7 @@ impl TryFrom<&pb::ConstructRequest> for rp::ConstructRequest {
     type Error = ConvertError;
     fn try_from(r: &pb::ConstructRequest) -> Result<Self, ConvertError> {
         Ok(rp::ConstructRequest {
-            deployment: rp::Deployment {
-                project: r.project.clone(),
-                stack: r.stack.clone(),
-                organization: r.organization.clone(),
-                config: pairs(&r.config),
-                config_secret_keys: r.config_secret_keys.clone(),
-                dry_run: r.dry_run,
-                parallel: r.parallel,
-                monitor_endpoint: r.monitor_endpoint.clone(),
-                accepts_output_values: r.accepts_output_values,
-            },
+            deployment: deployment!(r),
             type_: r.r#type.clone(),
             name: r.name.clone(),
             parent: r.parent.clone(),
