@@ -131,7 +131,7 @@ pub fn same(a: &Value, b: &Value) -> bool {
 }
 
 /// Appends a key to a Pulumi property path (`a.b`, `a["b.c"]`).
-fn path_key(path: &str, key: &str) -> String {
+pub(crate) fn path_key(path: &str, key: &str) -> String {
     let simple = key.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
     match (path.is_empty(), simple) {

@@ -54,20 +54,24 @@ pub fn for_urn(urn: &str) -> ResourceLog<'_> {
 pub struct ResourceLog<'a>(&'a str);
 
 impl ResourceLog<'_> {
+    /// An empty URN (a function call) ties the message to nothing.
+    fn urn(&self) -> Option<&str> {
+        Some(self.0).filter(|u| !u.is_empty())
+    }
     pub fn debug(&self, message: &str) {
-        log(Severity::Debug, message, Some(self.0), false)
+        log(Severity::Debug, message, self.urn(), false)
     }
     pub fn info(&self, message: &str) {
-        log(Severity::Info, message, Some(self.0), false)
+        log(Severity::Info, message, self.urn(), false)
     }
     pub fn warn(&self, message: &str) {
-        log(Severity::Warning, message, Some(self.0), false)
+        log(Severity::Warning, message, self.urn(), false)
     }
     pub fn error(&self, message: &str) {
-        log(Severity::Error, message, Some(self.0), false)
+        log(Severity::Error, message, self.urn(), false)
     }
     /// A progress message that replaces the previous one.
     pub fn status(&self, message: &str) {
-        log(Severity::Info, message, Some(self.0), true)
+        log(Severity::Info, message, self.urn(), true)
     }
 }

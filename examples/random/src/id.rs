@@ -1,38 +1,60 @@
 //! `RandomId`: random bytes, shown as hex, base64 (URL-safe and standard) and
 //! decimal, each with the optional prefix in front.
 
+use std::collections::BTreeMap;
+
 use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
-use pulumi_wasm_sdk::{PropertyMap, Result, UnknownKind, Value};
+use pulumi_wasm_sdk::typed::*;
 
-use crate::Generated;
-use crate::check::{Checker, Int};
-use crate::rng::Rng;
+use crate::rng::{OsRng, Rng};
 
-pub const INPUTS: &[&str] = &["byteLength", "prefix", "keepers"];
+pub const MAX_BYTES: u32 = 1024;
 
-pub const MAX_BYTES: i64 = 1024;
-
-const OUTPUTS: [&str; 4] = ["hex", "b64Url", "b64Std", "dec"];
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct Params {
-    pub byte_length: usize,
-    pub prefix: String,
+#[derive(PulumiType, Clone, Debug, PartialEq)]
+#[pulumi(replace_on_changes)]
+pub struct IdArgs {
+    /// The number of random bytes to produce. Between 1 and 1024.
+    #[pulumi(min = 1, max = MAX_BYTES)]
+    pub byte_length: u32,
+    /// Arbitrary string to prefix the output value with. This string is supplied as-is, meaning it is not
+    /// guaranteed to be URL-safe or base64 encoded.
+    pub prefix: Option<String>,
+    /// Arbitrary map of values that, when changed, will trigger recreation of the resource.
+    pub keepers: Option<BTreeMap<String, String>>,
 }
 
-pub fn check(c: &mut Checker) -> Option<Params> {
-    let byte_length = c.integer("byteLength", Int::required(1, MAX_BYTES));
-    let prefix = c.optional_string("prefix");
-    c.string_map("keepers");
-    Some(Params { byte_length: byte_length? as usize, prefix: prefix?.unwrap_or_default() })
+/// Generates random bytes, presented as hexadecimal, base64 and decimal strings. The resource's ID is `b64Url`.
+/// Changing any input generates new bytes.
+#[derive(PulumiType)]
+pub struct IdState {
+    #[pulumi(flatten)]
+    pub args: IdArgs,
+    /// The generated id presented in padded hexadecimal digits. This result will always be twice as long as the
+    /// requested byte length.
+    pub hex: String,
+    /// The generated id presented in base64, using the URL-friendly character set: case-sensitive letters, digits
+    /// and the characters `_` and `-`. This is also the resource's ID.
+    pub b64_url: String,
+    /// The generated id presented in base64 without additional transformations.
+    pub b64_std: String,
+    /// The generated id presented in non-padded decimal digits.
+    pub dec: String,
 }
 
-/// The outputs for `bytes`; `b64Url` is also the resource ID.
-pub fn encode(bytes: &[u8], prefix: &str) -> PropertyMap {
-    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    let forms = [hex, URL_SAFE_NO_PAD.encode(bytes), STANDARD.encode(bytes), decimal(bytes)];
-    OUTPUTS.iter().zip(forms).map(|(k, v)| (k.to_string(), Value::String(format!("{prefix}{v}")))).collect()
+impl IdState {
+    /// The outputs for `bytes`, each with the prefix.
+    pub fn new(args: IdArgs, bytes: &[u8]) -> Self {
+        let p = args.prefix.clone().unwrap_or_default();
+        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        IdState {
+            hex: format!("{p}{hex}"),
+            b64_url: format!("{p}{}", URL_SAFE_NO_PAD.encode(bytes)),
+            b64_std: format!("{p}{}", STANDARD.encode(bytes)),
+            dec: format!("{p}{}", decimal(bytes)),
+            args,
+        }
+    }
 }
 
 /// The bytes read as one big-endian unsigned number, in decimal.
@@ -57,31 +79,47 @@ pub fn decimal(bytes: &[u8]) -> String {
     digits.iter().rev().collect()
 }
 
-pub fn create(p: &Params, rng: &mut dyn Rng) -> Result<Generated> {
-    let mut bytes = vec![0u8; p.byte_length];
+pub fn generate(args: IdArgs, rng: &mut dyn Rng) -> Result<IdState> {
+    let mut bytes = vec![0u8; args.byte_length as usize];
     rng.fill_bytes(&mut bytes)?;
-    let outputs = encode(&bytes, &p.prefix);
-    let id = outputs["b64Url"].as_str().unwrap_or_default().to_owned();
-    Ok(Generated { id, outputs, summary: format!("generated a random id of {} bytes", p.byte_length) })
+    Ok(IdState::new(args, &bytes))
 }
 
-pub fn unknown_outputs() -> PropertyMap {
-    OUTPUTS.iter().map(|k| (k.to_string(), Value::Unknown(UnknownKind::String))).collect()
+pub struct RandomId;
+
+impl Resource for RandomId {
+    const TOKEN: &'static str = "random:index:RandomId";
+    type Inputs = IdArgs;
+    type State = IdState;
+
+    /// The ID is `b64Url`.
+    fn create(&self, ctx: &Context, args: IdArgs) -> Result<(String, IdState)> {
+        ctx.log().info(&format!("generated a random id of {} bytes", args.byte_length));
+        let state = generate(args, &mut OsRng)?;
+        Ok((state.b64_url.clone(), state))
+    }
+
+    fn update(&self, _ctx: &Context, _id: &str, olds: IdState, args: IdArgs) -> Result<IdState> {
+        Ok(IdState { args, ..olds })
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::rng::SplitMix64;
-    use pulumi_wasm_sdk::props;
+
+    fn args(byte_length: u32, prefix: &str) -> IdArgs {
+        IdArgs { byte_length, prefix: Some(prefix.to_owned()), keepers: None }
+    }
 
     #[test]
     fn encodings() {
-        let out = encode(&[0x00, 0xfb, 0xff], "p-");
-        assert_eq!(out["hex"].as_str(), Some("p-00fbff"));
-        assert_eq!(out["b64Url"].as_str(), Some("p-APv_"));
-        assert_eq!(out["b64Std"].as_str(), Some("p-APv/"));
-        assert_eq!(out["dec"].as_str(), Some("p-64511"));
+        let out = IdState::new(args(3, "p-"), &[0x00, 0xfb, 0xff]);
+        assert_eq!(out.hex, "p-00fbff");
+        assert_eq!(out.b64_url, "p-APv_");
+        assert_eq!(out.b64_std, "p-APv/");
+        assert_eq!(out.dec, "p-64511");
         assert_eq!(decimal(&[]), "0");
         assert_eq!(decimal(&[0, 0]), "0");
         assert_eq!(decimal(&[0xff; 8]), u64::MAX.to_string());
@@ -89,22 +127,9 @@ mod tests {
     }
 
     #[test]
-    fn create_uses_b64url_as_id() {
-        let news = props! { "byteLength" => 8 };
-        let mut c = Checker::new(&news, INPUTS);
-        let p = check(&mut c).unwrap();
-        assert!(c.finish().failures.is_empty());
-        let g = create(&p, &mut SplitMix64::new(9)).unwrap();
-        assert_eq!(g.outputs["b64Url"].as_str(), Some(g.id.as_str()));
-        assert_eq!(g.outputs["hex"].as_str().unwrap().len(), 16);
-    }
-
-    #[test]
-    fn byte_length_is_checked() {
-        let news = props! { "byteLength" => 0 };
-        let mut c = Checker::new(&news, INPUTS);
-        assert_eq!(check(&mut c), None);
-        let f = &c.finish().failures[0];
-        assert_eq!((f.property.as_str(), f.reason.as_str()), ("byteLength", "must be at least 1"));
+    fn generates_the_requested_bytes() {
+        let state = generate(args(8, ""), &mut SplitMix64::new(9)).unwrap();
+        assert_eq!(state.hex.len(), 16);
+        assert_eq!(URL_SAFE_NO_PAD.decode(&state.b64_url).unwrap().len(), 8);
     }
 }

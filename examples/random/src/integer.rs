@@ -4,41 +4,57 @@
 //! it is deterministic: the seed's UTF-8 bytes are hashed with 64-bit FNV-1a,
 //! which seeds SplitMix64, and the first unbiased draw in the range is the
 //! result (see `rng.rs`). The same seed, `min` and `max` give the same
-//! result everywhere.
+//! result everywhere. A secret argument makes the result secret (the SDK does it).
 
-use pulumi_wasm_sdk::{InvokeResponse, PropertyMap, Result, Value, props};
+use pulumi_wasm_sdk::typed::*;
 
-use crate::check::{Checker, Int};
-use crate::rng::{Rng, SplitMix64, below};
-
-pub const TOKEN: &str = "random:index:randomInteger";
-
-const ARGS: &[&str] = &["min", "max", "seed"];
+use crate::rng::{OsRng, Rng, SplitMix64, below};
 
 /// Numbers are doubles on the wire: stay where every integer is exact.
 const MAX_SAFE: i64 = (1 << 53) - 1;
 
-pub fn invoke(args: &PropertyMap, rng: &mut dyn Rng) -> Result<InvokeResponse> {
-    let mut c = Checker::new(args, ARGS).require_known();
-    let min = c.integer("min", Int::required(-MAX_SAFE, MAX_SAFE));
-    let max = c.integer("max", Int::required(-MAX_SAFE, MAX_SAFE));
-    let seed = c.optional_string("seed");
-    if let (Some(min), Some(max)) = (min, max)
-        && min > max
-    {
-        c.fail("min", format!("must not be greater than `max` ({max})"));
+/// Returns a random integer between `min` and `max` inclusive. With a `seed` the result is deterministic: the same
+/// seed, `min` and `max` always give the same number.
+#[derive(PulumiType)]
+pub struct IntegerArgs {
+    /// The smallest possible result. At least -(2^53-1).
+    #[pulumi(min = -MAX_SAFE, max = MAX_SAFE)]
+    pub min: i64,
+    /// The largest possible result; at least `min` and at most 2^53-1.
+    #[pulumi(min = -MAX_SAFE, max = MAX_SAFE)]
+    pub max: i64,
+    /// A seed for a reproducible result (FNV-1a 64-bit hash of its UTF-8 bytes seeding SplitMix64).
+    pub seed: Option<String>,
+}
+
+#[derive(PulumiType)]
+pub struct IntegerResult {
+    /// The random integer.
+    pub result: i64,
+}
+
+pub struct RandomInteger;
+
+impl Function for RandomInteger {
+    const TOKEN: &'static str = "random:index:randomInteger";
+    type Args = IntegerArgs;
+    type Output = IntegerResult;
+
+    fn validate(&self, args: &IntegerArgs) -> Vec<CheckFailure> {
+        if args.min > args.max {
+            vec![CheckFailure::new("min", format!("must not be greater than `max` ({})", args.max))]
+        } else {
+            vec![]
+        }
     }
-    let failures = c.finish().failures;
-    let (Some(min), Some(max), Some(seed), true) = (min, max, seed, failures.is_empty()) else {
-        return Ok(InvokeResponse { outputs: PropertyMap::new(), failures });
-    };
-    let n = match seed {
-        Some(seed) => between(&mut SplitMix64::from_seed(&seed), min, max)?,
-        None => between(rng, min, max)?,
-    };
-    // A secret argument (e.g. the seed) makes the result secret too.
-    let result = if args.values().any(Value::contains_secrets) { Value::secret(n) } else { Value::from(n) };
-    Ok(InvokeResponse { outputs: props! { "result" => result }, failures: vec![] })
+
+    fn invoke(&self, _ctx: &Context, args: IntegerArgs) -> Result<IntegerResult> {
+        let result = match &args.seed {
+            Some(seed) => between(&mut SplitMix64::from_seed(seed), args.min, args.max)?,
+            None => between(&mut OsRng, args.min, args.max)?,
+        };
+        Ok(IntegerResult { result })
+    }
 }
 
 /// A uniform integer in `min..=max` (both within ±2^53, `min <= max`).
@@ -50,10 +66,15 @@ pub fn between(rng: &mut dyn Rng, min: i64, max: i64) -> Result<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rng::OsRng;
+    use pulumi_wasm_sdk::{InvokeRequest, InvokeResponse, Provider, props};
+
+    fn invoke(args: PropertyMap) -> InvokeResponse {
+        let mut p = Typed::<crate::Random>::default();
+        p.invoke(InvokeRequest { token: RandomInteger::TOKEN.into(), args, preview: false }).unwrap()
+    }
 
     fn result(args: PropertyMap) -> f64 {
-        let r = invoke(&args, &mut OsRng).unwrap();
+        let r = invoke(args);
         assert!(r.failures.is_empty(), "{:?}", r.failures);
         r.outputs["result"].as_f64().unwrap()
     }
@@ -93,14 +114,11 @@ mod tests {
             (props! { "max" => 1 }, "min", "is required"),
             (props! { "min" => 1, "max" => 2.5 }, "max", "must be a whole number"),
             (props! { "min" => 1, "max" => 2, "seed" => 3 }, "seed", "must be a string, not a number"),
-            (
-                props! { "min" => 1, "max" => Value::Unknown(pulumi_wasm_sdk::UnknownKind::Number) },
-                "max",
-                "must be known",
-            ),
+            (props! { "min" => -MAX_SAFE - 1, "max" => 2 }, "min", "must be at least -9007199254740991"),
+            (props! { "min" => 1, "max" => Value::Unknown(UnknownKind::Number) }, "max", "must be known"),
         ];
         for (args, property, reason) in cases {
-            let r = invoke(&args, &mut OsRng).unwrap();
+            let r = invoke(args);
             assert!(r.outputs.is_empty());
             let got: Vec<(&str, &str)> = r.failures.iter().map(|f| (f.property.as_str(), f.reason.as_str())).collect();
             assert_eq!(got, vec![(property, reason)]);
@@ -109,8 +127,7 @@ mod tests {
 
     #[test]
     fn secret_seed_gives_secret_result() {
-        let args = props! { "min" => 0, "max" => 9, "seed" => Value::secret("s") };
-        let r = invoke(&args, &mut OsRng).unwrap();
+        let r = invoke(props! { "min" => 0, "max" => 9, "seed" => Value::secret("s") });
         assert!(matches!(r.outputs["result"], Value::Secret(_)));
     }
 }

@@ -2,15 +2,13 @@
 //! resource ID. Like pulumi-random: one word is a name, two are an adjective
 //! and a name, and each further word is an adverb in front.
 
-use pulumi_wasm_sdk::{PropertyMap, Result};
+use std::collections::BTreeMap;
 
-use crate::Generated;
-use crate::check::{Checker, Int};
-use crate::rng::{Rng, choose};
+use pulumi_wasm_sdk::typed::*;
 
-pub const INPUTS: &[&str] = &["length", "separator", "prefix", "keepers"];
+use crate::rng::{OsRng, Rng, choose};
 
-pub const MAX_WORDS: i64 = 64;
+pub const MAX_WORDS: u32 = 64;
 
 const ADVERBS: &[&str] = &[
     "boldly", "briefly", "calmly", "closely", "deeply", "eagerly", "easily", "fairly", "gently", "gladly", "happily",
@@ -32,40 +30,55 @@ const NAMES: &[&str] = &[
     "tapir", "walrus", "yak",
 ];
 
-#[derive(Clone, Debug, PartialEq)]
-pub struct Params {
-    pub length: usize,
+/// Generates a random pet name, such as `brave-otter`, as the resource's ID. One word is a name, two are an
+/// adjective and a name, and each further word adds an adverb in front. Changing any input generates a new name.
+#[derive(PulumiType, Clone, Debug, PartialEq)]
+#[pulumi(replace_on_changes)]
+pub struct Pet {
+    /// The length (in words) of the pet name. Between 1 and 64.
+    #[pulumi(default = 2, min = 1, max = MAX_WORDS)]
+    pub length: u32,
+    /// The character to separate words in the pet name.
+    #[pulumi(default = "-")]
     pub separator: String,
-    pub prefix: String,
+    /// A string to prefix the name with.
+    pub prefix: Option<String>,
+    /// Arbitrary map of values that, when changed, will trigger recreation of the resource.
+    pub keepers: Option<BTreeMap<String, String>>,
 }
 
-pub fn check(c: &mut Checker) -> Option<Params> {
-    let length = c.integer("length", Int::defaults_to(2, 1, MAX_WORDS));
-    let separator = c.string("separator", "-");
-    let prefix = c.optional_string("prefix");
-    c.string_map("keepers");
-    Some(Params { length: length? as usize, separator: separator?, prefix: prefix?.unwrap_or_default() })
+impl Pet {
+    pub fn generate(&self, rng: &mut dyn Rng) -> Result<String> {
+        let mut words = Vec::with_capacity(self.length as usize + 1);
+        words.extend(self.prefix.as_deref().filter(|p| !p.is_empty()));
+        for _ in 2..self.length {
+            words.push(*choose(rng, ADVERBS)?);
+        }
+        if self.length >= 2 {
+            words.push(*choose(rng, ADJECTIVES)?);
+        }
+        words.push(*choose(rng, NAMES)?);
+        Ok(words.join(&self.separator))
+    }
 }
 
-pub fn generate(p: &Params, rng: &mut dyn Rng) -> Result<String> {
-    let mut words = Vec::with_capacity(p.length + 1);
-    if !p.prefix.is_empty() {
-        words.push(p.prefix.as_str());
-    }
-    for _ in 2..p.length {
-        words.push(*choose(rng, ADVERBS)?);
-    }
-    if p.length >= 2 {
-        words.push(*choose(rng, ADJECTIVES)?);
-    }
-    words.push(*choose(rng, NAMES)?);
-    Ok(words.join(&p.separator))
-}
+/// The name is the ID; the state is the inputs.
+pub struct RandomPet;
 
-/// The name is the ID; there are no other outputs.
-pub fn create(p: &Params, rng: &mut dyn Rng) -> Result<Generated> {
-    let id = generate(p, rng)?;
-    Ok(Generated { summary: format!("generated the pet name {id}"), id, outputs: PropertyMap::new() })
+impl Resource for RandomPet {
+    const TOKEN: &'static str = "random:index:RandomPet";
+    type Inputs = Pet;
+    type State = Pet;
+
+    fn create(&self, ctx: &Context, pet: Pet) -> Result<(String, Pet)> {
+        let id = pet.generate(&mut OsRng)?;
+        ctx.log().info(&format!("generated the pet name {id}"));
+        Ok((id, pet))
+    }
+
+    fn update(&self, _ctx: &Context, _id: &str, _olds: Pet, pet: Pet) -> Result<Pet> {
+        Ok(pet)
+    }
 }
 
 #[cfg(test)]
@@ -74,16 +87,15 @@ mod tests {
     use crate::rng::SplitMix64;
     use pulumi_wasm_sdk::props;
 
-    fn params(news: PropertyMap) -> Params {
-        let mut c = Checker::new(&news, INPUTS);
-        let p = check(&mut c);
-        assert!(c.finish().failures.is_empty());
-        p.unwrap()
+    fn pet(news: PropertyMap) -> Pet {
+        let r = check_inputs(&RandomPet, news);
+        assert!(r.failures.is_empty());
+        decode::<Pet>(&r.inputs).value.unwrap()
     }
 
     #[test]
     fn defaults_give_adjective_and_name() {
-        let name = generate(&params(props! {}), &mut SplitMix64::new(5)).unwrap();
+        let name = pet(props! {}).generate(&mut SplitMix64::new(5)).unwrap();
         let words: Vec<&str> = name.split('-').collect();
         assert_eq!(words.len(), 2);
         assert!(ADJECTIVES.contains(&words[0]) && NAMES.contains(&words[1]), "{name}");
@@ -91,14 +103,14 @@ mod tests {
 
     #[test]
     fn length_separator_and_prefix() {
-        let p = params(props! { "length" => 4, "separator" => "_", "prefix" => "dev" });
-        let name = generate(&p, &mut SplitMix64::new(6)).unwrap();
+        let p = pet(props! { "length" => 4, "separator" => "_", "prefix" => "dev" });
+        let name = p.generate(&mut SplitMix64::new(6)).unwrap();
         let words: Vec<&str> = name.split('_').collect();
         assert_eq!(words.len(), 5, "{name}");
         assert_eq!(words[0], "dev");
         assert!(ADVERBS.contains(&words[1]) && ADVERBS.contains(&words[2]), "{name}");
         assert!(ADJECTIVES.contains(&words[3]) && NAMES.contains(&words[4]), "{name}");
-        let one = generate(&params(props! { "length" => 1 }), &mut SplitMix64::new(6)).unwrap();
+        let one = pet(props! { "length" => 1 }).generate(&mut SplitMix64::new(6)).unwrap();
         assert!(NAMES.contains(&one.as_str()), "{one}");
     }
 }

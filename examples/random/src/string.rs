@@ -1,170 +1,220 @@
 //! `RandomString` and `RandomPassword`: a string of characters drawn from the
 //! enabled classes, with at least `min*` characters of each class.
 
-use pulumi_wasm_sdk::{PropertyMap, Result, UnknownKind, Value, props};
+use std::collections::BTreeMap;
 
-use crate::Generated;
-use crate::check::{Checker, Int};
-use crate::rng::{Rng, choose, shuffle};
+use pulumi_wasm_sdk::typed::*;
 
-pub const INPUTS: &[&str] = &[
-    "length",
-    "special",
-    "upper",
-    "lower",
-    "numeric",
-    "overrideSpecial",
-    "minUpper",
-    "minLower",
-    "minNumeric",
-    "minSpecial",
-    "keepers",
-];
+use crate::rng::{OsRng, Rng, choose, shuffle};
 
-pub const MAX_LENGTH: i64 = 1024;
+pub const MAX_LENGTH: u32 = 1024;
 
 /// The special characters used unless `overrideSpecial` is set.
 pub const DEFAULT_SPECIAL: &str = "!@#$%&*()-_=+[]{}<>:?";
 
-/// Character classes: the flag that enables one, its minimum count, its characters.
-const CLASSES: [(&str, &str, &str); 4] = [
-    ("upper", "minUpper", "ABCDEFGHIJKLMNOPQRSTUVWXYZ"),
-    ("lower", "minLower", "abcdefghijklmnopqrstuvwxyz"),
-    ("numeric", "minNumeric", "0123456789"),
-    ("special", "minSpecial", DEFAULT_SPECIAL),
-];
-
-/// An enabled character class.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Class {
-    pub chars: Vec<char>,
-    pub min: usize,
+#[derive(PulumiType, Clone, Debug, PartialEq)]
+#[pulumi(replace_on_changes)]
+pub struct StringArgs {
+    /// The length of the string desired. Between 1 and 1024; at least the sum of the `min*` counts.
+    #[pulumi(min = 1, max = MAX_LENGTH)]
+    pub length: u32,
+    /// Include uppercase alphabet characters in the result.
+    #[pulumi(default = true)]
+    pub upper: bool,
+    /// Include lowercase alphabet characters in the result.
+    #[pulumi(default = true)]
+    pub lower: bool,
+    /// Include numeric characters in the result.
+    #[pulumi(default = true)]
+    pub numeric: bool,
+    /// Include special characters in the result. These are `!@#$%&*()-_=+[]{}<>:?` unless `overrideSpecial` is set.
+    #[pulumi(default = true)]
+    pub special: bool,
+    /// Supply your own list of special characters to use for string generation. This overrides the default
+    /// character list in the special argument. The `special` argument must still be set to true for any
+    /// overwritten characters to be used in generation.
+    pub override_special: Option<String>,
+    /// Minimum number of uppercase alphabet characters in the result. Must be 0 when `upper` is false.
+    #[pulumi(default = 0, max = MAX_LENGTH)]
+    pub min_upper: u32,
+    /// Minimum number of lowercase alphabet characters in the result. Must be 0 when `lower` is false.
+    #[pulumi(default = 0, max = MAX_LENGTH)]
+    pub min_lower: u32,
+    /// Minimum number of numeric characters in the result. Must be 0 when `numeric` is false.
+    #[pulumi(default = 0, max = MAX_LENGTH)]
+    pub min_numeric: u32,
+    /// Minimum number of special characters in the result. Must be 0 when `special` is false.
+    #[pulumi(default = 0, max = MAX_LENGTH)]
+    pub min_special: u32,
+    /// Arbitrary map of values that, when changed, will trigger recreation of the resource.
+    pub keepers: Option<BTreeMap<String, String>>,
 }
 
-#[derive(Clone, Debug, PartialEq)]
-pub struct Params {
-    pub length: usize,
-    pub classes: Vec<Class>,
+/// Generates a random permutation of alphanumeric characters and optionally special characters. The result is
+/// not secret: use `RandomPassword` for passwords. The resource's ID is the result. Changing any input generates a
+/// new string.
+#[derive(PulumiType)]
+pub struct StringState {
+    #[pulumi(flatten)]
+    pub args: StringArgs,
+    /// The generated random string.
+    pub result: String,
 }
 
-/// Validates the inputs; the parameters once everything is known and valid.
-pub fn check(c: &mut Checker) -> Option<Params> {
-    let length = c.integer("length", Int::required(1, MAX_LENGTH));
-    let special = match c.optional_string("overrideSpecial") {
-        Some(Some(s)) if !s.is_empty() => Some(s),
-        Some(_) => Some(DEFAULT_SPECIAL.to_owned()),
-        None => None,
-    };
-    c.string_map("keepers");
-
-    // (enabled, min, characters) per class; `None` = not known yet.
-    let mut classes = Vec::new();
-    for (flag, min_key, chars) in CLASSES {
-        let enabled = c.boolean(flag, true);
-        let min = c.integer(min_key, Int::defaults_to(0, 0, MAX_LENGTH));
-        if enabled == Some(false) && min.is_some_and(|m| m > 0) {
-            c.fail(min_key, format!("must be 0 when `{flag}` is false"));
-        }
-        let chars = if flag == "special" { special.clone() } else { Some(chars.to_owned()) };
-        classes.push((enabled, min, chars));
-    }
-
-    if classes.iter().all(|(enabled, ..)| *enabled == Some(false)) {
-        c.fail("special", "at least one of `upper`, `lower`, `numeric` and `special` must be true");
-    }
-    let min_total: Option<i64> = classes.iter().map(|(_, min, _)| *min).sum();
-    if let (Some(length), Some(total)) = (length, min_total)
-        && total > length
-    {
-        c.fail(
-            "length",
-            format!("must be at least the sum of minUpper, minLower, minNumeric and minSpecial ({total})"),
-        );
-    }
-
-    let mut enabled = Vec::new();
-    for (on, min, chars) in classes {
-        if on? {
-            enabled.push(Class { chars: chars?.chars().collect(), min: min? as usize });
-        }
-    }
-    Some(Params { length: length? as usize, classes: enabled })
+/// Identical to `RandomString`, except that the result is treated as a secret. The resource's ID is `none`.
+#[derive(PulumiType)]
+pub struct PasswordState {
+    #[pulumi(flatten)]
+    pub args: StringArgs,
+    /// The generated random string.
+    #[pulumi(secret)]
+    pub result: String,
 }
 
-/// Draws the string: the minimum of each class first, the rest from all
-/// enabled classes, then shuffles so the minimums are not in front.
-pub fn generate(p: &Params, rng: &mut dyn Rng) -> Result<String> {
-    let mut out: Vec<char> = Vec::with_capacity(p.length);
-    for class in &p.classes {
-        for _ in 0..class.min {
-            out.push(*choose(rng, &class.chars)?);
-        }
-    }
-    let pool: Vec<char> = p.classes.iter().flat_map(|c| c.chars.iter().copied()).collect();
-    while out.len() < p.length {
-        out.push(*choose(rng, &pool)?);
-    }
-    shuffle(rng, &mut out)?;
-    Ok(out.into_iter().collect())
+/// A character class: whether it is on, its minimum count, its characters.
+struct Class<'a> {
+    on: bool,
+    min: u32,
+    chars: &'a str,
+    flag: &'static str,
+    min_key: &'static str,
 }
 
-/// A `RandomString` (its ID is the result) or a `RandomPassword` (its result
-/// is secret and its ID is `none`, as in pulumi-random).
-pub fn create(p: &Params, rng: &mut dyn Rng, password: bool) -> Result<Generated> {
-    let result = generate(p, rng)?;
-    Ok(if password {
-        Generated {
-            id: "none".to_owned(),
-            outputs: props! { "result" => Value::secret(result) },
-            summary: format!("generated a random password of {} characters", p.length),
+impl StringArgs {
+    fn classes(&self) -> [Class<'_>; 4] {
+        let special = self.override_special.as_deref().filter(|s| !s.is_empty()).unwrap_or(DEFAULT_SPECIAL);
+        let class = |on, min, chars, flag, min_key| Class { on, min, chars, flag, min_key };
+        [
+            class(self.upper, self.min_upper, "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "upper", "minUpper"),
+            class(self.lower, self.min_lower, "abcdefghijklmnopqrstuvwxyz", "lower", "minLower"),
+            class(self.numeric, self.min_numeric, "0123456789", "numeric", "minNumeric"),
+            class(self.special, self.min_special, special, "special", "minSpecial"),
+        ]
+    }
+
+    /// The checks between properties (types and ranges are checked by the SDK).
+    pub fn failures(&self) -> Vec<CheckFailure> {
+        let classes = self.classes();
+        let mut out: Vec<CheckFailure> = classes
+            .iter()
+            .filter(|c| !c.on && c.min > 0)
+            .map(|c| CheckFailure::new(c.min_key, format!("must be 0 when `{}` is false", c.flag)))
+            .collect();
+        if classes.iter().all(|c| !c.on) {
+            out.push(CheckFailure::new(
+                "special",
+                "at least one of `upper`, `lower`, `numeric` and `special` must be true",
+            ));
         }
-    } else {
-        Generated {
-            id: result.clone(),
-            outputs: props! { "result" => result },
-            summary: format!("generated a random string of {} characters", p.length),
+        let total: u32 = classes.iter().map(|c| c.min).sum();
+        if total > self.length {
+            let reason = format!("must be at least the sum of minUpper, minLower, minNumeric and minSpecial ({total})");
+            out.push(CheckFailure::new("length", reason));
         }
-    })
+        out
+    }
+
+    /// Draws the string: the minimum of each class first, the rest from all
+    /// enabled classes, then shuffles so the minimums are not in front.
+    pub fn generate(&self, rng: &mut dyn Rng) -> Result<String> {
+        let enabled: Vec<(u32, Vec<char>)> =
+            self.classes().into_iter().filter(|c| c.on).map(|c| (c.min, c.chars.chars().collect())).collect();
+        let mut out: Vec<char> = Vec::with_capacity(self.length as usize);
+        for (min, chars) in &enabled {
+            for _ in 0..*min {
+                out.push(*choose(rng, chars)?);
+            }
+        }
+        let pool: Vec<char> = enabled.iter().flat_map(|(_, chars)| chars.iter().copied()).collect();
+        while out.len() < self.length as usize {
+            out.push(*choose(rng, &pool)?);
+        }
+        shuffle(rng, &mut out)?;
+        Ok(out.into_iter().collect())
+    }
 }
 
-pub fn unknown_outputs(password: bool) -> PropertyMap {
-    let unknown = Value::Unknown(UnknownKind::String);
-    props! { "result" => if password { Value::secret(unknown) } else { unknown } }
+pub struct RandomString;
+
+impl Resource for RandomString {
+    const TOKEN: &'static str = "random:index:RandomString";
+    type Inputs = StringArgs;
+    type State = StringState;
+
+    fn validate(&self, args: &StringArgs) -> Vec<CheckFailure> {
+        args.failures()
+    }
+
+    /// The ID is the result.
+    fn create(&self, ctx: &Context, args: StringArgs) -> Result<(String, StringState)> {
+        let result = args.generate(&mut OsRng)?;
+        ctx.log().info(&format!("generated a random string of {} characters", args.length));
+        Ok((result.clone(), StringState { args, result }))
+    }
+
+    /// Only reached without changes (every input replaces): the result is kept.
+    fn update(&self, _ctx: &Context, _id: &str, olds: StringState, args: StringArgs) -> Result<StringState> {
+        Ok(StringState { args, ..olds })
+    }
+}
+
+pub struct RandomPassword;
+
+impl Resource for RandomPassword {
+    const TOKEN: &'static str = "random:index:RandomPassword";
+    type Inputs = StringArgs;
+    type State = PasswordState;
+
+    fn validate(&self, args: &StringArgs) -> Vec<CheckFailure> {
+        args.failures()
+    }
+
+    /// The ID is `none`, as in pulumi-random: never the secret.
+    fn create(&self, ctx: &Context, args: StringArgs) -> Result<(String, PasswordState)> {
+        let result = args.generate(&mut OsRng)?;
+        ctx.log().info(&format!("generated a random password of {} characters", args.length));
+        Ok(("none".to_owned(), PasswordState { args, result }))
+    }
+
+    fn update(&self, _ctx: &Context, _id: &str, olds: PasswordState, args: StringArgs) -> Result<PasswordState> {
+        Ok(PasswordState { args, ..olds })
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::rng::SplitMix64;
+    use pulumi_wasm_sdk::props;
 
-    fn params(news: PropertyMap) -> (Option<Params>, Vec<(String, String)>) {
-        let mut c = Checker::new(&news, INPUTS);
-        let p = check(&mut c);
-        let failures = c.finish().failures.into_iter().map(|f| (f.property, f.reason)).collect();
-        (p, failures)
+    /// Checks `news` as the engine would: the arguments once valid and known, and the failures.
+    fn check(news: PropertyMap) -> (Option<StringArgs>, Vec<(String, String)>) {
+        let r = check_inputs(&RandomString, news);
+        let failures = r.failures.into_iter().map(|f| (f.property, f.reason)).collect();
+        (decode::<StringArgs>(&r.inputs).value, failures)
     }
 
     #[test]
     fn defaults_enable_every_class() {
-        let (p, failures) = params(props! { "length" => 12 });
+        let (args, failures) = check(props! { "length" => 12 });
         assert!(failures.is_empty());
-        let p = p.unwrap();
-        assert_eq!(p.length, 12);
-        assert_eq!(p.classes.len(), 4);
-        assert_eq!(p.classes[3].chars, DEFAULT_SPECIAL.chars().collect::<Vec<_>>());
+        let args = args.unwrap();
+        assert_eq!(args.length, 12);
+        assert!(args.upper && args.lower && args.numeric && args.special);
+        assert_eq!(args.classes()[3].chars, DEFAULT_SPECIAL);
     }
 
     #[test]
     fn generation_honours_classes_and_minimums() {
-        let (p, failures) = params(props! {
+        let (args, failures) = check(props! {
             "length" => 20, "lower" => false, "overrideSpecial" => "_~",
             "minUpper" => 5, "minNumeric" => 6, "minSpecial" => 7,
         });
         assert!(failures.is_empty(), "{failures:?}");
-        let p = p.unwrap();
+        let args = args.unwrap();
         let mut rng = SplitMix64::new(42);
         for _ in 0..200 {
-            let s = generate(&p, &mut rng).unwrap();
+            let s = args.generate(&mut rng).unwrap();
             assert_eq!(s.chars().count(), 20);
             assert!(s.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_' || c == '~'), "{s}");
             assert!(s.chars().filter(char::is_ascii_uppercase).count() >= 5, "{s}");
@@ -175,8 +225,8 @@ mod tests {
 
     #[test]
     fn only_numeric() {
-        let (p, _) = params(props! { "length" => 64, "upper" => false, "lower" => false, "special" => false });
-        let s = generate(&p.unwrap(), &mut SplitMix64::new(1)).unwrap();
+        let (args, _) = check(props! { "length" => 64, "upper" => false, "lower" => false, "special" => false });
+        let s = args.unwrap().generate(&mut SplitMix64::new(1)).unwrap();
         assert!(s.chars().all(|c| c.is_ascii_digit()), "{s}");
     }
 
@@ -203,10 +253,11 @@ mod tests {
                 "at least one of `upper`, `lower`, `numeric` and `special` must be true",
             ),
             (props! { "length" => 4, "keepers" => props! { "k" => 1 } }, "keepers.k", "must be a string, not a number"),
+            (props! { "length" => 4, "minSpecial" => -1 }, "minSpecial", "must be at least 0"),
             (props! { "length" => 4, "bogus" => 1 }, "bogus", "is not a known property"),
         ];
         for (news, property, reason) in cases {
-            let (_, failures) = params(news);
+            let (_, failures) = check(news);
             assert_eq!(failures, vec![(property.to_owned(), reason.to_owned())]);
         }
     }
@@ -215,20 +266,10 @@ mod tests {
     fn unknown_inputs_pass_through_without_failures() {
         let news =
             props! { "length" => Value::Unknown(UnknownKind::Number), "upper" => Value::Unknown(UnknownKind::Bool) };
-        let mut c = Checker::new(&news, INPUTS);
-        assert_eq!(check(&mut c), None);
-        let r = c.finish();
+        let r = check_inputs(&RandomString, news);
         assert!(r.failures.is_empty());
         assert_eq!(r.inputs["length"], Value::Unknown(UnknownKind::Number));
         assert_eq!(r.inputs["lower"], Value::Bool(true));
         assert_eq!(r.inputs["minSpecial"], Value::Number(0.0));
-    }
-
-    #[test]
-    fn password_result_is_secret() {
-        let (p, _) = params(props! { "length" => 16 });
-        let g = create(&p.unwrap(), &mut SplitMix64::new(3), true).unwrap();
-        assert_eq!(g.id, "none");
-        assert!(matches!(&g.outputs["result"], Value::Secret(inner) if inner.as_str().unwrap().len() == 16));
     }
 }

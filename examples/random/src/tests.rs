@@ -1,9 +1,11 @@
 //! Provider-level tests: the calls the engine makes, end to end (natively).
 
+use pulumi_wasm_sdk::typed::Typed;
 use pulumi_wasm_sdk::{
     CheckRequest, CreateRequest, DiffChanges, DiffKind, DiffRequest, Error, GetSchemaRequest, InvokeRequest,
     PropertyMap, Provider, ReadRequest, UnknownKind, UpdateRequest, Value, props,
 };
+use serde_json::json;
 
 use crate::Random;
 
@@ -12,12 +14,16 @@ const PASSWORD: &str = "random:index:RandomPassword";
 const ID: &str = "random:index:RandomId";
 const PET: &str = "random:index:RandomPet";
 
+fn random() -> Typed<Random> {
+    Typed::default()
+}
+
 fn urn(token: &str) -> String {
     format!("urn:pulumi:dev::proj::{token}::r")
 }
 
 fn check(token: &str, news: PropertyMap) -> pulumi_wasm_sdk::CheckResponse {
-    Random
+    random()
         .check(CheckRequest {
             urn: urn(token),
             name: "r".into(),
@@ -36,7 +42,7 @@ fn create(
     properties: PropertyMap,
     preview: bool,
 ) -> pulumi_wasm_sdk::Result<pulumi_wasm_sdk::CreateResponse> {
-    Random.create(CreateRequest {
+    random().create(CreateRequest {
         urn: urn(token),
         name: "r".into(),
         resource_type: token.into(),
@@ -47,7 +53,7 @@ fn create(
 }
 
 fn diff(token: &str, old_inputs: PropertyMap, news: PropertyMap) -> pulumi_wasm_sdk::DiffResponse {
-    Random
+    random()
         .diff(DiffRequest {
             id: "x".into(),
             urn: urn(token),
@@ -59,6 +65,11 @@ fn diff(token: &str, old_inputs: PropertyMap, news: PropertyMap) -> pulumi_wasm_
             ignore_changes: vec![],
         })
         .unwrap()
+}
+
+fn schema() -> serde_json::Value {
+    let req = GetSchemaRequest { version: 0, subpackage_name: String::new(), subpackage_version: String::new() };
+    serde_json::from_str(&random().get_schema(req).unwrap()).unwrap()
 }
 
 #[test]
@@ -81,6 +92,9 @@ fn check_reports_the_property() {
     let r = check(STRING, props! { "length" => 0 });
     assert_eq!(r.failures.len(), 1);
     assert_eq!((r.failures[0].property.as_str(), r.failures[0].reason.as_str()), ("length", "must be at least 1"));
+    let r = check(ID, props! { "byteLength" => 0, "keepers" => props! { "a" => 1, "b" => "ok" } });
+    let got: Vec<(&str, &str)> = r.failures.iter().map(|f| (f.property.as_str(), f.reason.as_str())).collect();
+    assert_eq!(got, [("byteLength", "must be at least 1"), ("keepers.a", "must be a string, not a number")]);
 }
 
 #[test]
@@ -142,9 +156,11 @@ fn create_generates_and_keeps_inputs() {
     let pet = create(PET, check(PET, props! { "prefix" => "dev" }).inputs, false).unwrap();
     assert!(pet.id.starts_with("dev-") && pet.id.split('-').count() == 3, "{}", pet.id);
 
-    let id = create(ID, check(ID, props! { "byteLength" => 4 }).inputs, false).unwrap();
+    let id = create(ID, check(ID, props! { "byteLength" => 4, "prefix" => Value::secret("p-") }).inputs, false);
+    let id = id.unwrap();
     assert_eq!(id.properties["b64Url"].as_str(), Some(id.id.as_str()));
-    assert!(!id.id.is_empty());
+    assert!(id.id.starts_with("p-"));
+    assert_eq!(id.properties["prefix"], Value::secret("p-"), "a secret input stays secret");
 }
 
 #[test]
@@ -157,7 +173,7 @@ fn create_refuses_bad_or_unknown_inputs() {
 #[test]
 fn read_and_update() {
     let state = props! { "length" => 2, "separator" => "-" };
-    let r = Random
+    let r = random()
         .read(ReadRequest {
             id: "brave-otter".into(),
             urn: urn(PET),
@@ -170,67 +186,60 @@ fn read_and_update() {
         .unwrap();
     assert_eq!((r.id.as_str(), &r.properties, &r.inputs), ("brave-otter", &state, &state));
 
-    let olds = props! { "length" => 4, "minUpper" => 0, "result" => "abcd" };
-    let u = Random
+    let olds = check(STRING, props! { "length" => 4 }).inputs;
+    let mut state = olds.clone();
+    state.insert("result".into(), "abcd".into());
+    let u = random()
         .update(UpdateRequest {
             id: "abcd".into(),
             urn: urn(STRING),
             name: "r".into(),
             resource_type: STRING.into(),
-            olds: olds.clone(),
+            olds: state.clone(),
             news: props! { "length" => 4 },
-            old_inputs: props! { "length" => 4, "minUpper" => 0 },
+            old_inputs: olds,
             timeout: 0.0,
             ignore_changes: vec![],
             preview: false,
         })
         .unwrap();
-    assert_eq!(u.properties, props! { "length" => 4, "result" => "abcd" });
+    assert_eq!(u.properties, state);
 }
 
 #[test]
 fn unknown_tokens_are_errors() {
     let err = create("random:index:Nope", props! {}, false).unwrap_err();
     assert_eq!(err.to_string(), "unknown resource type 'random:index:Nope'");
-    let err = Random
+    let err = random()
         .invoke(InvokeRequest { token: "random:index:nope".into(), args: props! {}, preview: false })
         .unwrap_err();
     assert_eq!(err.to_string(), "unknown function 'random:index:nope'");
 }
 
 #[test]
-fn invoke_random_integer() {
-    let r = Random
-        .invoke(InvokeRequest {
-            token: "random:index:randomInteger".into(),
-            args: props! { "min" => 1, "max" => 6, "seed" => "dice" },
-            preview: false,
-        })
-        .unwrap();
-    let n = r.outputs["result"].as_f64().unwrap();
-    assert!((1.0..=6.0).contains(&n));
-}
-
-#[test]
 fn schema_has_the_crate_version_and_every_token() {
-    let s = Random
-        .get_schema(GetSchemaRequest { version: 0, subpackage_name: String::new(), subpackage_version: String::new() })
-        .unwrap();
-    let schema: serde_json::Value = serde_json::from_str(&s).unwrap();
+    let schema = schema();
     assert_eq!(schema["name"], "random");
     assert_eq!(schema["version"], env!("CARGO_PKG_VERSION"));
     for token in [STRING, PASSWORD, ID, PET] {
         assert!(schema["resources"][token].is_object(), "{token}");
     }
-    assert_eq!(schema["resources"][PASSWORD]["properties"]["result"]["secret"], true);
-    assert!(schema["functions"]["random:index:randomInteger"].is_object());
-    // The schema's inputs are exactly the ones the provider checks.
-    for (token, inputs) in [(STRING, crate::string::INPUTS), (ID, crate::id::INPUTS), (PET, crate::pet::INPUTS)] {
-        let mut declared: Vec<&str> =
-            schema["resources"][token]["inputProperties"].as_object().unwrap().keys().map(String::as_str).collect();
-        let mut expected = inputs.to_vec();
-        declared.sort();
-        expected.sort();
-        assert_eq!(declared, expected, "{token}");
-    }
+    let password = &schema["resources"][PASSWORD];
+    assert_eq!(password["properties"]["result"]["secret"], true);
+    assert_eq!(password["inputProperties"]["keepers"]["replaceOnChanges"], true);
+    assert_eq!(password["requiredInputs"], json!(["length"]));
+    assert_eq!(schema["resources"][PET]["inputProperties"]["separator"]["default"], "-");
+    let integer = &schema["functions"]["random:index:randomInteger"];
+    assert_eq!(integer["inputs"]["required"], json!(["min", "max"]));
+    assert_eq!(integer["outputs"]["properties"]["result"]["type"], "integer");
+}
+
+#[test]
+fn schema_is_valid_against_the_metaschema() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/pulumi-package-metaschema.json");
+    let meta: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&meta).unwrap();
+    let schema = schema();
+    let errors: Vec<String> = validator.iter_errors(&schema).map(|e| format!("{e} at {}", e.instance_path)).collect();
+    assert!(errors.is_empty(), "{errors:#?}");
 }

@@ -1,0 +1,192 @@
+//! `#[derive(PulumiType)]` for `pulumi_wasm_sdk::typed`: structs with named
+//! fields become Pulumi objects (schema, decoding with property paths,
+//! encoding with secrets), enums of unit variants become string enums.
+//! See the `typed` module of `pulumi-wasm-sdk` for the attributes.
+
+mod attrs;
+
+use proc_macro::TokenStream;
+use proc_macro2::TokenStream as Tokens;
+use quote::{format_ident, quote};
+use syn::{Data, DeriveInput, Error, Fields, FieldsNamed, Result, parse_macro_input};
+
+use attrs::{TypeAttrs, camel, docs, field_attrs, type_attrs};
+
+#[proc_macro_derive(PulumiType, attributes(pulumi))]
+pub fn derive_pulumi_type(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    expand(&input).unwrap_or_else(Error::into_compile_error).into()
+}
+
+fn expand(input: &DeriveInput) -> Result<Tokens> {
+    if !input.generics.params.is_empty() {
+        return Err(Error::new_spanned(&input.generics, "PulumiType cannot be derived for generic types"));
+    }
+    let ty = type_attrs(&input.attrs)?;
+    match &input.data {
+        Data::Struct(s) => match &s.fields {
+            Fields::Named(fields) => object(input, &ty, fields),
+            _ => Err(Error::new_spanned(&input.ident, "PulumiType needs a struct with named fields")),
+        },
+        Data::Enum(e) => enumeration(input, &ty, e),
+        Data::Union(_) => Err(Error::new_spanned(&input.ident, "PulumiType cannot be derived for unions")),
+    }
+}
+
+fn sdk() -> Tokens {
+    quote!(::pulumi_wasm_sdk::typed)
+}
+
+fn optional(e: &Option<syn::Expr>) -> Tokens {
+    match e {
+        Some(e) => quote!(::core::option::Option::Some((#e) as f64)),
+        None => quote!(::core::option::Option::None),
+    }
+}
+
+fn token(ty: &TypeAttrs) -> Tokens {
+    match &ty.token {
+        Some(t) => quote!(::core::option::Option::Some(#t)),
+        None => quote!(::core::option::Option::None),
+    }
+}
+
+fn object(input: &DeriveInput, ty: &TypeAttrs, fields: &FieldsNamed) -> Result<Tokens> {
+    let sdk = sdk();
+    let (mut props, mut decode, mut encode, mut build) = (vec![], vec![], vec![], vec![]);
+    for (i, field) in fields.named.iter().enumerate() {
+        let ident = field.ident.as_ref().expect("named field");
+        let fty = &field.ty;
+        let var = format_ident!("__field{}", i);
+        let a = field_attrs(&field.attrs)?;
+        build.push(quote!(#ident: #var?));
+        if a.flatten {
+            if a.name.is_some() || a.secret || a.replace || a.default.is_some() || a.min.is_some() || a.max.is_some() {
+                return Err(Error::new_spanned(ident, "`flatten` takes no other attributes"));
+            }
+            props.push(quote!(out.extend(<#fty as #sdk::Object>::properties());));
+            decode.push(quote!(let #var = <#fty as #sdk::Object>::decode_fields(m, cx);));
+            encode.push(quote!(<#fty as #sdk::Object>::encode_fields(&self.#ident, out);));
+            continue;
+        }
+        let name = a.name.clone().unwrap_or_else(|| camel(&ident.to_string()));
+        let doc = docs(&field.attrs);
+        let mut p = quote!(#sdk::Property::of::<#fty>(#name, #doc));
+        if a.secret {
+            p = quote!(#p.secret());
+        }
+        if a.replace || ty.replace {
+            p = quote!(#p.replace_on_changes());
+        }
+        match &a.default {
+            Some(Some(e)) => p = quote!(#p.with_default(#sdk::Value::from(#e))),
+            Some(None) => {
+                p = quote!(#p.with_default(#sdk::PulumiType::encode(&<#fty as ::core::default::Default>::default())))
+            }
+            None => {}
+        }
+        props.push(quote!(out.push(#p);));
+        let (min, max) = (optional(&a.min), optional(&a.max));
+        decode.push(quote!(let #var = cx.property::<#fty>(m, #name, #min, #max);));
+        let secret = a.secret;
+        encode.push(quote!(#sdk::put(out, #name, #sdk::PulumiType::encode(&self.#ident), #secret);));
+    }
+    let ident = &input.ident;
+    let name = ident.to_string();
+    let doc = docs(&input.attrs);
+    let tok = token(ty);
+    Ok(quote! {
+        #[automatically_derived]
+        impl #sdk::PulumiType for #ident {
+            const UNKNOWN: #sdk::UnknownKind = #sdk::UnknownKind::Object;
+            fn schema(types: &mut #sdk::Types) -> #sdk::Json {
+                types.object::<Self>()
+            }
+            fn decode(v: &#sdk::Value, cx: &mut #sdk::Decoder) -> ::core::option::Option<Self> {
+                cx.object::<Self>(v)
+            }
+            fn encode(&self) -> #sdk::Value {
+                #sdk::Value::Object(#sdk::Object::to_map(self))
+            }
+            fn normalize(v: &mut #sdk::Value) {
+                #sdk::normalize_object::<Self>(v)
+            }
+        }
+        #[automatically_derived]
+        impl #sdk::Object for #ident {
+            const NAME: &'static str = #name;
+            const TOKEN: ::core::option::Option<&'static str> = #tok;
+            const DESCRIPTION: &'static str = #doc;
+            #[allow(unused_mut)]
+            fn properties() -> ::std::vec::Vec<#sdk::Property> {
+                let mut out = ::std::vec::Vec::new();
+                #(#props)*
+                out
+            }
+            #[allow(unused_variables)]
+            fn decode_fields(m: &#sdk::PropertyMap, cx: &mut #sdk::Decoder) -> ::core::option::Option<Self> {
+                // Every field is decoded before any `?`, so all failures are reported.
+                #(#decode)*
+                ::core::option::Option::Some(Self { #(#build),* })
+            }
+            #[allow(unused_variables)]
+            fn encode_fields(&self, out: &mut #sdk::PropertyMap) {
+                #(#encode)*
+            }
+        }
+        #[automatically_derived]
+        impl ::core::convert::From<#ident> for #sdk::Value {
+            fn from(v: #ident) -> Self {
+                #sdk::PulumiType::encode(&v)
+            }
+        }
+    })
+}
+
+fn enumeration(input: &DeriveInput, ty: &TypeAttrs, data: &syn::DataEnum) -> Result<Tokens> {
+    let sdk = sdk();
+    if data.variants.is_empty() {
+        return Err(Error::new_spanned(&input.ident, "PulumiType needs at least one variant"));
+    }
+    let (mut values, mut docs_, mut decode, mut encode) = (vec![], vec![], vec![], vec![]);
+    for (i, v) in data.variants.iter().enumerate() {
+        if !matches!(v.fields, Fields::Unit) {
+            return Err(Error::new_spanned(v, "PulumiType enums are string enums: variants take no fields"));
+        }
+        let a = field_attrs(&v.attrs)?;
+        let value = a.name.unwrap_or_else(|| v.ident.to_string());
+        let ident = &v.ident;
+        decode.push(quote!(#i => ::core::option::Option::Some(Self::#ident),));
+        encode.push(quote!(Self::#ident => #value,));
+        values.push(value);
+        docs_.push(docs(&v.attrs));
+    }
+    let ident = &input.ident;
+    let name = ident.to_string();
+    let doc = docs(&input.attrs);
+    let tok = token(ty);
+    Ok(quote! {
+        #[automatically_derived]
+        impl #sdk::PulumiType for #ident {
+            const UNKNOWN: #sdk::UnknownKind = #sdk::UnknownKind::String;
+            fn schema(types: &mut #sdk::Types) -> #sdk::Json {
+                types.enumeration(#name, #tok, #doc, &[#((#values, #docs_)),*])
+            }
+            fn decode(v: &#sdk::Value, cx: &mut #sdk::Decoder) -> ::core::option::Option<Self> {
+                match cx.one_of(v, &[#(#values),*])? {
+                    #(#decode)*
+                    _ => ::core::option::Option::None,
+                }
+            }
+            fn encode(&self) -> #sdk::Value {
+                #sdk::Value::from(match self { #(#encode)* })
+            }
+        }
+        #[automatically_derived]
+        impl ::core::convert::From<#ident> for #sdk::Value {
+            fn from(v: #ident) -> Self {
+                #sdk::PulumiType::encode(&v)
+            }
+        }
+    })
+}

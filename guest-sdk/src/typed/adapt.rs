@@ -1,0 +1,187 @@
+//! Type erasure: each registered [`Resource`] and [`Function`] behind one
+//! object-safe trait that speaks raw requests, so the provider can dispatch
+//! by token. The typed conventions live here: decode, call, encode, re-mark secrets.
+
+use super::decode::{Decoded, decode, decode_state, decode_with, describe};
+use super::resource::{Context, Function, Partial, Resource};
+use super::schema::{self, Json, Types};
+use super::types::{Object, Property, normalize};
+use crate::provider::*;
+use crate::value::{PropertyMap, Value};
+
+pub(crate) trait AnyResource {
+    fn schema(&self, types: &mut Types) -> Json;
+    fn check(&self, ctx: &Context, req: CheckRequest) -> Result<CheckResponse>;
+    fn diff(&self, ctx: &Context, req: DiffRequest) -> Result<DiffResponse>;
+    fn create(&self, ctx: &Context, req: CreateRequest) -> Result<CreateResponse>;
+    fn read(&self, ctx: &Context, req: ReadRequest) -> Result<ReadResponse>;
+    fn update(&self, ctx: &Context, req: UpdateRequest) -> Result<UpdateResponse>;
+    fn delete(&self, ctx: &Context, req: DeleteRequest) -> Result<()>;
+}
+
+pub(crate) trait AnyFunction {
+    fn schema(&self, types: &mut Types) -> Json;
+    fn invoke(&self, ctx: &Context, req: InvokeRequest) -> Result<InvokeResponse>;
+}
+
+// The generic helpers stay thin and the rest is not generic, so each
+// registered type adds little code to the component.
+
+fn invalid(what: &str, failures: &[CheckFailure]) -> Error {
+    Error::invalid(format!("invalid {what}: {}", describe(failures)))
+}
+
+/// Inputs as the typed methods see them: defaults applied, then decoded.
+fn inputs<T: Object>(mut raw: PropertyMap) -> Result<(PropertyMap, Decoded<T>)> {
+    normalize::<T>(&mut raw);
+    let decoded = decode::<T>(&raw);
+    if !decoded.failures.is_empty() {
+        return Err(invalid("inputs", &decoded.failures));
+    }
+    Ok((raw, decoded))
+}
+
+fn state<T: Object>(raw: &PropertyMap) -> Result<(T, Decoded<T>)> {
+    let mut decoded = decode_state::<T>(raw);
+    match decoded.value.take() {
+        Some(v) => Ok((v, decoded)),
+        None if decoded.failures.is_empty() => Err(Error::invalid("the state has unknown values")),
+        None => Err(invalid("state", &decoded.failures)),
+    }
+}
+
+fn known<T>(mut decoded: Decoded<T>) -> Result<(T, Decoded<T>)> {
+    match decoded.value.take() {
+        Some(v) => Ok((v, decoded)),
+        None => Err(Error::invalid(format!("inputs must be known: {}", decoded.unknowns.join(", ")))),
+    }
+}
+
+fn validated<R: Resource>(r: &R, inputs: &R::Inputs) -> Result<()> {
+    let failures = r.validate(inputs);
+    if failures.is_empty() { Ok(()) } else { Err(invalid("inputs", &failures)) }
+}
+
+/// Encodes a state; whatever was secret in the inputs stays secret.
+fn encode<S: Object, I>(state: &S, inputs: &Decoded<I>) -> PropertyMap {
+    let mut out = state.to_map();
+    inputs.protect(&mut out);
+    out
+}
+
+/// The default preview: the inputs as given, other state properties unknown.
+fn preview_state(inputs: &PropertyMap, input_props: &[Property], state_props: &[Property]) -> PropertyMap {
+    let mut out = inputs.clone();
+    for p in state_props {
+        if !input_props.iter().any(|i| i.name == p.name) {
+            let unknown = Value::Unknown(p.unknown);
+            out.insert(p.name.to_owned(), if p.secret { Value::secret(unknown) } else { unknown });
+        }
+    }
+    out
+}
+
+/// A preview of a create (`olds` None) or an update.
+fn preview<R: Resource>(
+    r: &R,
+    ctx: &Context,
+    olds: Option<&R::State>,
+    raw: PropertyMap,
+    decoded: Decoded<R::Inputs>,
+) -> Result<PropertyMap> {
+    if let Some(inputs) = &decoded.value {
+        validated(r, inputs)?;
+    }
+    let partial = Partial::new(decoded, raw);
+    Ok(match r.preview(ctx, olds, &partial)? {
+        Some(state) => encode(&state, &partial.decoded),
+        None => preview_state(partial.raw(), &R::Inputs::properties(), &R::State::properties()),
+    })
+}
+
+/// The entries of `m` that are among `props`.
+pub(crate) fn only(m: &PropertyMap, props: &[Property]) -> PropertyMap {
+    m.iter().filter(|(k, _)| props.iter().any(|p| p.name == *k)).map(|(k, v)| (k.clone(), v.clone())).collect()
+}
+
+impl<R: Resource> AnyResource for R {
+    fn schema(&self, types: &mut Types) -> Json {
+        schema::resource(R::State::DESCRIPTION, &R::Inputs::properties(), &R::State::properties(), types)
+    }
+
+    fn check(&self, ctx: &Context, req: CheckRequest) -> Result<CheckResponse> {
+        Resource::check(self, ctx, req)
+    }
+
+    fn diff(&self, ctx: &Context, req: DiffRequest) -> Result<DiffResponse> {
+        Resource::diff(self, ctx, req)
+    }
+
+    fn create(&self, ctx: &Context, req: CreateRequest) -> Result<CreateResponse> {
+        let (raw, decoded) = inputs::<R::Inputs>(req.properties)?;
+        if req.preview {
+            let properties = preview(self, ctx, None, raw, decoded)?;
+            return Ok(CreateResponse { id: String::new(), properties, refresh_before_update: false });
+        }
+        let (inputs, decoded) = known(decoded)?;
+        validated(self, &inputs)?;
+        let (id, state) = Resource::create(self, ctx, inputs)?;
+        Ok(CreateResponse { id, properties: encode(&state, &decoded), refresh_before_update: false })
+    }
+
+    /// The returned inputs are the input properties of the refreshed state.
+    fn read(&self, ctx: &Context, req: ReadRequest) -> Result<ReadResponse> {
+        let (state, decoded) = state::<R::State>(&req.properties)?;
+        let Some((id, state)) = Resource::read(self, ctx, req.id, state)? else {
+            return Ok(ReadResponse::default());
+        };
+        let properties = encode(&state, &decoded);
+        let inputs = only(&properties, &R::Inputs::properties());
+        Ok(ReadResponse { id, properties, inputs, refresh_before_update: false })
+    }
+
+    fn update(&self, ctx: &Context, req: UpdateRequest) -> Result<UpdateResponse> {
+        let (olds, old_decoded) = state::<R::State>(&req.olds)?;
+        let (raw, decoded) = inputs::<R::Inputs>(req.news)?;
+        let properties = if req.preview {
+            preview(self, ctx, Some(&olds), raw, decoded)?
+        } else {
+            let (news, decoded) = known(decoded)?;
+            validated(self, &news)?;
+            let mut out = encode(&Resource::update(self, ctx, &req.id, olds, news)?, &decoded);
+            old_decoded.protect(&mut out);
+            out
+        };
+        Ok(UpdateResponse { properties, refresh_before_update: false })
+    }
+
+    fn delete(&self, ctx: &Context, req: DeleteRequest) -> Result<()> {
+        let (state, _) = state::<R::State>(&req.properties)?;
+        Resource::delete(self, ctx, &req.id, state)
+    }
+}
+
+impl<F: Function> AnyFunction for F {
+    fn schema(&self, types: &mut Types) -> Json {
+        schema::function(F::Args::DESCRIPTION, &F::Args::properties(), &F::Output::properties(), types)
+    }
+
+    /// Bad arguments are failures in the response, not errors; unknown ones too.
+    fn invoke(&self, ctx: &Context, req: InvokeRequest) -> Result<InvokeResponse> {
+        let mut args = req.args;
+        normalize::<F::Args>(&mut args);
+        let mut decoded = decode_with::<F::Args>(&args, true, true);
+        let Some(args) = decoded.value.take() else {
+            return Ok(InvokeResponse { outputs: PropertyMap::new(), failures: decoded.failures });
+        };
+        let failures = self.validate(&args);
+        if !failures.is_empty() {
+            return Ok(InvokeResponse { outputs: PropertyMap::new(), failures });
+        }
+        let mut outputs = Function::invoke(self, ctx, args)?.to_map();
+        if decoded.had_secrets() {
+            outputs.values_mut().for_each(|v| *v = Value::secret(std::mem::replace(v, Value::Null)));
+        }
+        Ok(InvokeResponse { outputs, failures: vec![] })
+    }
+}

@@ -1,0 +1,309 @@
+//! Decoding property maps into typed values: every failure is collected with
+//! its property path (`tags.env`, `items[0].name`), unknowns are recorded
+//! rather than failed, and secret paths are remembered so that outputs at the
+//! same paths can be marked secret again.
+
+use super::types::{Object, Property, PulumiType};
+use crate::diff::path_key;
+use crate::provider::CheckFailure;
+use crate::value::{PropertyMap, Value};
+
+/// One step of a property path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Seg {
+    Key(String),
+    Index(usize),
+}
+
+/// A path as Pulumi writes it: `a.b[0]["c.d"]`.
+pub fn render(path: &[Seg]) -> String {
+    path.iter().fold(String::new(), |acc, seg| match seg {
+        Seg::Key(k) => path_key(&acc, k),
+        Seg::Index(i) => format!("{acc}[{i}]"),
+    })
+}
+
+/// `a` or `an`, for messages.
+fn article(kind: &str) -> String {
+    let vowel = kind.starts_with(['a', 'e', 'i', 'o', 'u']);
+    format!("{} {kind}", if vowel { "an" } else { "a" })
+}
+
+/// A value with its wrappers stripped.
+enum Slot<'v> {
+    Absent,
+    Unknown,
+    Known(&'v Value),
+}
+
+/// The state of one decoding: where it is, and what it found so far.
+pub struct Decoder {
+    path: Vec<Seg>,
+    failures: Vec<CheckFailure>,
+    unknowns: Vec<String>,
+    secrets: Vec<Vec<Seg>>,
+    /// Keys an object does not declare are failures (inputs), or ignored (state).
+    strict: bool,
+    /// Unknowns are failures (function arguments), or recorded (resource inputs).
+    require_known: bool,
+}
+
+impl Decoder {
+    pub(crate) fn new(strict: bool, require_known: bool) -> Self {
+        Decoder { path: vec![], failures: vec![], unknowns: vec![], secrets: vec![], strict, require_known }
+    }
+
+    /// The current property path.
+    pub fn path(&self) -> String {
+        render(&self.path)
+    }
+
+    /// Records a failure at the current path.
+    pub fn fail(&mut self, reason: impl Into<String>) {
+        self.failures.push(CheckFailure { property: self.path(), reason: reason.into() });
+    }
+
+    /// Records "must be `expected`, not a `kind`"; always `None`.
+    pub fn mismatch<T>(&mut self, expected: &str, v: &Value) -> Option<T> {
+        self.fail(format!("must be {expected}, not {}", article(v.kind_name())));
+        None
+    }
+
+    /// Records that the value at the current path is unknown; always `None`.
+    pub fn unknown<T>(&mut self) -> Option<T> {
+        if self.require_known {
+            self.fail("must be known");
+        } else {
+            self.unknowns.push(self.path());
+        }
+        None
+    }
+
+    // The generic methods below are thin: the work that does not depend on
+    // the type is in non-generic ones, so each field type adds little code.
+
+    fn enter(&mut self, seg: Seg) {
+        self.path.push(seg);
+    }
+
+    fn leave(&mut self) {
+        self.path.pop();
+    }
+
+    /// A property of an object, with an optional inclusive numeric range.
+    pub fn property<T: PulumiType>(
+        &mut self,
+        m: &PropertyMap,
+        key: &str,
+        min: Option<f64>,
+        max: Option<f64>,
+    ) -> Option<T> {
+        let v = m.get(key);
+        self.enter(Seg::Key(key.to_owned()));
+        let r = if self.in_range(v, min, max) { self.value(v) } else { None };
+        self.leave();
+        r
+    }
+
+    /// Ranges are checked first: "at least 1" says more than a type's own bounds.
+    fn in_range(&mut self, v: Option<&Value>, min: Option<f64>, max: Option<f64>) -> bool {
+        let Some(n) = v.and_then(Value::as_f64) else { return true };
+        if let Some(min) = min.filter(|min| n < *min) {
+            self.fail(format!("must be at least {min}"));
+        } else if let Some(max) = max.filter(|max| n > *max) {
+            self.fail(format!("must be at most {max}"));
+        } else {
+            return true;
+        }
+        false
+    }
+
+    pub fn element<T: PulumiType>(&mut self, index: usize, v: &Value) -> Option<T> {
+        self.enter(Seg::Index(index));
+        let r = self.value(Some(v));
+        self.leave();
+        r
+    }
+
+    pub fn entry<T: PulumiType>(&mut self, key: &str, v: &Value) -> Option<T> {
+        self.enter(Seg::Key(key.to_owned()));
+        let r = self.value(Some(v));
+        self.leave();
+        r
+    }
+
+    /// Strips secret and output layers (remembering secrets), handles
+    /// absent, null and unknown values, then decodes with `T`.
+    pub fn value<T: PulumiType>(&mut self, v: Option<&Value>) -> Option<T> {
+        match self.strip(v) {
+            Slot::Known(v) => T::decode(v, self),
+            Slot::Unknown => None,
+            Slot::Absent => {
+                let v = T::absent();
+                if v.is_none() {
+                    self.fail("is required");
+                }
+                v
+            }
+        }
+    }
+
+    fn strip<'v>(&mut self, v: Option<&'v Value>) -> Slot<'v> {
+        let Some(mut v) = v else { return Slot::Absent };
+        loop {
+            v = match v {
+                Value::Secret(inner) => {
+                    self.secrets.push(self.path.clone());
+                    inner.as_ref()
+                }
+                Value::Output(o) => {
+                    if o.secret {
+                        self.secrets.push(self.path.clone());
+                    }
+                    match &o.value {
+                        Some(inner) => inner.as_ref(),
+                        None => break,
+                    }
+                }
+                Value::Unknown(_) => break,
+                Value::Null => return Slot::Absent,
+                known => return Slot::Known(known),
+            };
+        }
+        self.unknown::<()>();
+        Slot::Unknown
+    }
+
+    /// A whole number within `min..=max`.
+    pub fn integer(&mut self, v: &Value, min: f64, max: f64) -> Option<f64> {
+        let Value::Number(n) = v else { return self.mismatch("a number", v) };
+        if !n.is_finite() || n.fract() != 0.0 {
+            self.fail("must be a whole number");
+        } else if *n < min {
+            self.fail(format!("must be at least {min}"));
+        } else if *n > max {
+            self.fail(format!("must be at most {max}"));
+        } else {
+            return Some(*n);
+        }
+        None
+    }
+
+    /// The index of a string among `values` (string enums).
+    pub fn one_of(&mut self, v: &Value, values: &[&str]) -> Option<usize> {
+        let Value::String(s) = v else { return self.mismatch("a string", v) };
+        let found = values.iter().position(|x| x == s);
+        if found.is_none() {
+            let quoted: Vec<String> = values.iter().map(|x| format!("{x:?}")).collect();
+            self.fail(format!("must be one of {}, not {s:?}", quoted.join(", ")));
+        }
+        found
+    }
+
+    /// A nested object.
+    pub fn object<T: Object>(&mut self, v: &Value) -> Option<T> {
+        match v {
+            Value::Object(m) => self.fields(m),
+            other => self.mismatch("an object", other),
+        }
+    }
+
+    /// The fields of `T` from `m`; keys `T` does not declare are failures when strict.
+    pub fn fields<T: Object>(&mut self, m: &PropertyMap) -> Option<T> {
+        if self.strict {
+            self.unknown_keys(m, &T::properties());
+        }
+        T::decode_fields(m, self)
+    }
+
+    fn unknown_keys(&mut self, m: &PropertyMap, props: &[Property]) {
+        for (k, v) in m {
+            if !v.is_null() && !props.iter().any(|p| p.name == k) {
+                self.enter(Seg::Key(k.clone()));
+                self.fail("is not a known property");
+                self.leave();
+            }
+        }
+    }
+
+    pub(crate) fn finish<T>(self, value: Option<T>) -> Decoded<T> {
+        let ok = self.failures.is_empty() && self.unknowns.is_empty();
+        Decoded { value: value.filter(|_| ok), failures: self.failures, unknowns: self.unknowns, secrets: self.secrets }
+    }
+}
+
+/// The result of decoding a property map.
+#[derive(Debug)]
+pub struct Decoded<T> {
+    /// Set when every value is known and valid.
+    pub value: Option<T>,
+    /// Type, range and required-property failures, by property path.
+    pub failures: Vec<CheckFailure>,
+    /// Paths of the values not known yet (previews).
+    pub unknowns: Vec<String>,
+    secrets: Vec<Vec<Seg>>,
+}
+
+impl<T> Decoded<T> {
+    /// True when some input was secret.
+    pub fn had_secrets(&self) -> bool {
+        !self.secrets.is_empty()
+    }
+
+    /// Marks as secret whatever `out` holds at the paths that were secret in
+    /// the decoded map, so a secret input stays secret in the outputs.
+    pub fn protect(&self, out: &mut PropertyMap) {
+        protect(&self.secrets, out)
+    }
+}
+
+fn protect(secrets: &[Vec<Seg>], out: &mut PropertyMap) {
+    for path in secrets {
+        if let Some((Seg::Key(k), rest)) = path.split_first()
+            && let Some(v) = out.get_mut(k)
+        {
+            mark(v, rest);
+        }
+    }
+}
+
+fn mark(v: &mut Value, path: &[Seg]) {
+    match (path.split_first(), v) {
+        (_, Value::Secret(_)) => {}
+        (None, v) => *v = Value::secret(std::mem::replace(v, Value::Null)),
+        (Some((Seg::Key(k), rest)), Value::Object(m)) => {
+            if let Some(child) = m.get_mut(k) {
+                mark(child, rest);
+            }
+        }
+        (Some((Seg::Index(i), rest)), Value::Array(a)) => {
+            if let Some(child) = a.get_mut(*i) {
+                mark(child, rest);
+            }
+        }
+        _ => {}
+    }
+}
+
+pub(crate) fn decode_with<T: Object>(m: &PropertyMap, strict: bool, require_known: bool) -> Decoded<T> {
+    let mut cx = Decoder::new(strict, require_known);
+    let value = cx.fields::<T>(m);
+    cx.finish(value)
+}
+
+/// Decodes resource inputs: unknown keys are failures, unknown values are
+/// recorded in [`Decoded::unknowns`]. Apply [`normalize`](super::normalize) first for defaults.
+pub fn decode<T: Object>(m: &PropertyMap) -> Decoded<T> {
+    decode_with(m, true, false)
+}
+
+/// Decodes a resource's state: keys `T` does not declare are ignored.
+pub fn decode_state<T: Object>(m: &PropertyMap) -> Decoded<T> {
+    decode_with(m, false, false)
+}
+
+/// One line for an error message: `length: must be at least 1; ...`.
+pub fn describe(failures: &[CheckFailure]) -> String {
+    let parts: Vec<String> = failures.iter().map(|f| format!("{}: {}", f.property, f.reason)).collect();
+    parts.join("; ")
+}

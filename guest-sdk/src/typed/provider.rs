@@ -1,0 +1,273 @@
+//! The registry: a [`Builder`] collects resources, functions and the
+//! configuration type; [`Typed`] serves them as a [`Provider`].
+
+use std::any::Any;
+use std::collections::BTreeMap;
+use std::marker::PhantomData;
+
+use serde_json::{Map, json};
+
+use super::adapt::{AnyFunction, AnyResource};
+use super::decode::{decode_state, describe};
+use super::resource::{Context, Function, Resource};
+use super::schema::{self, Json, Types};
+use super::types::{Object, Property, normalize};
+use crate::provider::*;
+use crate::value::{PropertyMap, Value};
+
+/// A decoded configuration; `None` while some value is unknown (previews).
+type AnyConfig = Option<Box<dyn Any>>;
+
+/// The configuration type, erased.
+struct ConfigType {
+    properties: fn() -> Vec<Property>,
+    check: fn(PropertyMap) -> CheckResponse,
+    decode: fn(&PropertyMap) -> Result<AnyConfig>,
+}
+
+/// Collects what a provider serves; see [`Package`].
+pub struct Builder {
+    name: String,
+    version: String,
+    metadata: Map<String, Json>,
+    resources: BTreeMap<&'static str, Box<dyn AnyResource>>,
+    functions: BTreeMap<&'static str, Box<dyn AnyFunction>>,
+    config: Option<ConfigType>,
+}
+
+impl Builder {
+    /// A package `name` at `version` (usually `env!("CARGO_PKG_VERSION")`).
+    pub fn new(name: &str, version: &str) -> Self {
+        Builder {
+            name: name.to_owned(),
+            version: version.to_owned(),
+            metadata: Map::new(),
+            resources: BTreeMap::new(),
+            functions: BTreeMap::new(),
+            config: None,
+        }
+    }
+
+    pub fn resource<R: Resource>(mut self, resource: R) -> Self {
+        let dup = self.resources.insert(R::TOKEN, Box::new(resource));
+        assert!(dup.is_none(), "resource {} registered twice", R::TOKEN);
+        self
+    }
+
+    pub fn function<F: Function>(mut self, function: F) -> Self {
+        let dup = self.functions.insert(F::TOKEN, Box::new(function));
+        assert!(dup.is_none(), "function {} registered twice", F::TOKEN);
+        self
+    }
+
+    /// The provider configuration: checked by CheckConfig, decoded by
+    /// Configure, then available to every call as `ctx.config::<C>()`.
+    pub fn config<C: Object + 'static>(mut self) -> Self {
+        self.config = Some(ConfigType { properties: C::properties, check: check_config::<C>, decode: configure::<C> });
+        self
+    }
+
+    /// Any top-level schema field (`meta`, `language`, `pluginDownloadURL`, ...).
+    pub fn schema_field(mut self, key: &str, value: Json) -> Self {
+        self.metadata.insert(key.to_owned(), value);
+        self
+    }
+
+    pub fn display_name(self, s: &str) -> Self {
+        self.schema_field("displayName", json!(s))
+    }
+
+    pub fn description(self, s: &str) -> Self {
+        self.schema_field("description", json!(s))
+    }
+
+    pub fn keywords(self, k: &[&str]) -> Self {
+        self.schema_field("keywords", json!(k))
+    }
+
+    pub fn license(self, s: &str) -> Self {
+        self.schema_field("license", json!(s))
+    }
+
+    pub fn repository(self, s: &str) -> Self {
+        self.schema_field("repository", json!(s))
+    }
+
+    /// The package schema, as JSON.
+    pub fn schema(&self) -> String {
+        let mut types = Types::new(&self.name);
+        let mut s = Map::new();
+        s.insert("name".into(), json!(self.name));
+        s.insert("version".into(), json!(self.version));
+        s.extend(self.metadata.clone());
+        if let Some(c) = &self.config {
+            let (config, provider) = schema::config(&(c.properties)(), &mut types);
+            s.insert("config".into(), config);
+            s.insert("provider".into(), provider);
+        }
+        let resources: Map<String, Json> =
+            self.resources.iter().map(|(t, r)| (t.to_string(), r.schema(&mut types))).collect();
+        let functions: Map<String, Json> =
+            self.functions.iter().map(|(t, f)| (t.to_string(), f.schema(&mut types))).collect();
+        s.insert("resources".into(), Json::Object(resources));
+        s.insert("functions".into(), Json::Object(functions));
+        let defs = types.into_defs();
+        if !defs.is_empty() {
+            s.insert("types".into(), Json::Object(defs.into_iter().collect()));
+        }
+        serde_json::to_string_pretty(&Json::Object(s)).expect("a schema is JSON")
+    }
+}
+
+/// Stack configuration arrives as strings: parse those of non-string properties as JSON.
+fn coerce<C: Object>(m: &mut PropertyMap) {
+    let mut types = Types::new("");
+    for p in C::properties() {
+        let Some(Value::String(s)) = m.get(p.name) else { continue };
+        let spec = (p.schema)(&mut types);
+        if matches!(
+            spec.get("type").and_then(Json::as_str),
+            Some("integer" | "number" | "boolean" | "array" | "object")
+        ) && let Ok(j) = serde_json::from_str(s)
+        {
+            m.insert(p.name.to_owned(), crate::serde::from_json(j));
+        }
+    }
+}
+
+/// Keys the engine adds (such as `version`) are not failures.
+fn check_config<C: Object>(mut news: PropertyMap) -> CheckResponse {
+    coerce::<C>(&mut news);
+    normalize::<C>(&mut news);
+    let failures = decode_state::<C>(&news).failures;
+    CheckResponse { inputs: news, failures }
+}
+
+fn configure<C: Object + 'static>(args: &PropertyMap) -> Result<AnyConfig> {
+    let mut args = args.clone();
+    coerce::<C>(&mut args);
+    normalize::<C>(&mut args);
+    let decoded = decode_state::<C>(&args);
+    let (missing, other): (Vec<_>, Vec<_>) =
+        decoded.failures.into_iter().partition(|f| f.reason == "is required" && !f.property.contains(['.', '[']));
+    if !missing.is_empty() {
+        let props = C::properties();
+        let description = |name: &str| props.iter().find(|p| p.name == name).map(|p| p.description.to_owned());
+        return Err(Error::MissingKeys(
+            missing
+                .into_iter()
+                .map(|f| MissingKey { description: description(&f.property).unwrap_or_default(), name: f.property })
+                .collect(),
+        ));
+    }
+    if !other.is_empty() {
+        return Err(Error::invalid(format!("invalid configuration: {}", describe(&other))));
+    }
+    Ok(decoded.value.map(|c| Box::new(c) as Box<dyn Any>))
+}
+
+/// What a typed provider builds: implement it on a marker type and export
+/// `Typed<ThatType>`.
+///
+/// ```ignore
+/// struct Random;
+/// impl Package for Random {
+///     fn build() -> Builder {
+///         Builder::new("random", env!("CARGO_PKG_VERSION")).resource(RandomString).function(RandomInteger)
+///     }
+/// }
+/// pulumi_wasm_sdk::export_provider!(Typed<Random>);
+/// ```
+pub trait Package: 'static {
+    fn build() -> Builder;
+}
+
+/// A [`Provider`] serving a [`Package`]'s resources and functions, dispatched by token.
+pub struct Typed<P> {
+    builder: Builder,
+    config: AnyConfig,
+    package: PhantomData<fn() -> P>,
+}
+
+impl<P: Package> Default for Typed<P> {
+    fn default() -> Self {
+        Typed { builder: P::build(), config: None, package: PhantomData }
+    }
+}
+
+impl<P> Typed<P> {
+    fn resource(&self, token: &str) -> Result<&dyn AnyResource> {
+        self.builder.resources.get(token).map(|r| r.as_ref()).ok_or_else(|| Error::unknown_type(token))
+    }
+
+    fn ctx(&self, urn: &str, name: &str, token: &str, timeout: f64) -> Context<'_> {
+        Context {
+            urn: urn.to_owned(),
+            name: name.to_owned(),
+            token: token.to_owned(),
+            timeout,
+            config: self.config.as_deref(),
+        }
+    }
+}
+
+impl<P: Package> Provider for Typed<P> {
+    fn info(&self) -> PluginInfo {
+        PluginInfo { name: self.builder.name.clone(), version: self.builder.version.clone() }
+    }
+
+    fn get_schema(&mut self, _req: GetSchemaRequest) -> Result<String> {
+        Ok(self.builder.schema())
+    }
+
+    fn check_config(&mut self, req: CheckRequest) -> Result<CheckResponse> {
+        Ok(match &self.builder.config {
+            Some(c) => (c.check)(req.news),
+            None => CheckResponse { inputs: req.news, failures: vec![] },
+        })
+    }
+
+    fn configure(&mut self, req: ConfigureRequest) -> Result<ConfigureResponse> {
+        if let Some(c) = &self.builder.config {
+            self.config = (c.decode)(&req.args)?;
+        }
+        Ok(ConfigureResponse { supports_autonaming_configuration: false })
+    }
+
+    fn check(&mut self, req: CheckRequest) -> Result<CheckResponse> {
+        let ctx = self.ctx(&req.urn, &req.name, &req.resource_type, 0.0);
+        self.resource(&req.resource_type)?.check(&ctx, req)
+    }
+
+    fn diff(&mut self, req: DiffRequest) -> Result<DiffResponse> {
+        let ctx = self.ctx(&req.urn, &req.name, &req.resource_type, 0.0);
+        self.resource(&req.resource_type)?.diff(&ctx, req)
+    }
+
+    fn create(&mut self, req: CreateRequest) -> Result<CreateResponse> {
+        let ctx = self.ctx(&req.urn, &req.name, &req.resource_type, req.timeout);
+        self.resource(&req.resource_type)?.create(&ctx, req)
+    }
+
+    fn read(&mut self, req: ReadRequest) -> Result<ReadResponse> {
+        let ctx = self.ctx(&req.urn, &req.name, &req.resource_type, req.timeout);
+        self.resource(&req.resource_type)?.read(&ctx, req)
+    }
+
+    fn update(&mut self, req: UpdateRequest) -> Result<UpdateResponse> {
+        let ctx = self.ctx(&req.urn, &req.name, &req.resource_type, req.timeout);
+        self.resource(&req.resource_type)?.update(&ctx, req)
+    }
+
+    fn delete(&mut self, req: DeleteRequest) -> Result<()> {
+        let ctx = self.ctx(&req.urn, &req.name, &req.resource_type, req.timeout);
+        self.resource(&req.resource_type)?.delete(&ctx, req)
+    }
+
+    fn invoke(&mut self, req: InvokeRequest) -> Result<InvokeResponse> {
+        let function =
+            self.builder.functions.get(req.token.as_str()).ok_or_else(|| Error::unknown_function(&req.token))?;
+        let ctx = self.ctx("", "", &req.token, 0.0);
+        function.invoke(&ctx, req)
+    }
+}

@@ -1,0 +1,193 @@
+//! The traits authors implement: [`Resource`] and [`Function`], with the
+//! [`Context`] of a call and the [`Partial`] inputs of a preview.
+
+use std::any::Any;
+
+use super::adapt::only;
+use super::decode::{Decoded, decode};
+use super::types::{Object, Property, PulumiType, normalize};
+use crate::diff::Differ;
+use crate::log::{self, ResourceLog};
+use crate::provider::{CheckFailure, CheckRequest, CheckResponse, DiffRequest, DiffResponse, Error, Result};
+use crate::value::PropertyMap;
+
+/// What a call is about.
+pub struct Context<'a> {
+    /// The resource's URN; empty for functions.
+    pub urn: String,
+    /// The resource's name; empty for functions.
+    pub name: String,
+    /// The resource type or function token.
+    pub token: String,
+    /// Seconds; 0 when unset.
+    pub timeout: f64,
+    pub(crate) config: Option<&'a dyn Any>,
+}
+
+impl Context<'static> {
+    /// A context without configuration, e.g. to call a resource's methods in unit tests.
+    pub fn new(urn: &str, name: &str, token: &str) -> Self {
+        Context { urn: urn.to_owned(), name: name.to_owned(), token: token.to_owned(), timeout: 0.0, config: None }
+    }
+}
+
+impl Context<'_> {
+    /// The provider configuration (`Builder::config::<C>()`), once `configure` has run.
+    pub fn config<C: 'static>(&self) -> Option<&C> {
+        self.config.and_then(|c| c.downcast_ref())
+    }
+
+    /// Messages to the Pulumi CLI, tied to this resource.
+    pub fn log(&self) -> ResourceLog<'_> {
+        log::for_urn(&self.urn)
+    }
+}
+
+/// Inputs as far as they are known: in a preview any of them may be unknown.
+pub struct Partial<T> {
+    pub(crate) decoded: Decoded<T>,
+    raw: PropertyMap,
+}
+
+impl<T> Partial<T> {
+    pub(crate) fn new(decoded: Decoded<T>, raw: PropertyMap) -> Self {
+        Partial { decoded, raw }
+    }
+
+    /// The inputs, when every one of them is known.
+    pub fn known(&self) -> Option<&T> {
+        self.decoded.value.as_ref()
+    }
+
+    /// The checked inputs as raw values, unknowns included.
+    pub fn raw(&self) -> &PropertyMap {
+        &self.raw
+    }
+
+    /// Paths of the unknown values (`length`, `tags.env`, `items[0]`).
+    pub fn unknowns(&self) -> &[String] {
+        &self.decoded.unknowns
+    }
+
+    /// False when the value at `path`, or anything inside it, is unknown.
+    pub fn is_known(&self, path: &str) -> bool {
+        let inside = |outer: &str, inner: &str| {
+            inner.strip_prefix(outer).is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
+        };
+        !self.decoded.unknowns.iter().any(|u| inside(path, u) || inside(u, path))
+    }
+
+    /// One top-level input, decoded, when it is known and valid.
+    pub fn get<F: PulumiType>(&self, key: &str) -> Option<F> {
+        let mut cx = super::decode::Decoder::new(false, true);
+        let v = cx.value::<F>(self.raw.get(key));
+        cx.finish(v).value
+    }
+}
+
+/// A custom resource with typed inputs and state. Only `create` is required;
+/// every other method has a default, overridable where it does not fit.
+pub trait Resource: 'static {
+    /// The type token, e.g. `random:index:RandomString`.
+    const TOKEN: &'static str;
+    type Inputs: Object;
+    /// Everything recorded about the resource; usually the inputs
+    /// (`#[pulumi(flatten)]`) plus the outputs. Its doc comment describes the
+    /// resource in the schema.
+    type State: Object;
+
+    /// Creates the resource from checked, fully known inputs: its ID and state.
+    fn create(&self, ctx: &Context, inputs: Self::Inputs) -> Result<(String, Self::State)>;
+
+    /// The state a preview of a create (`olds` is `None`) or an update shows.
+    /// Default `None`: the inputs as given, every other state property unknown.
+    fn preview(
+        &self,
+        _ctx: &Context,
+        _olds: Option<&Self::State>,
+        _news: &Partial<Self::Inputs>,
+    ) -> Result<Option<Self::State>> {
+        Ok(None)
+    }
+
+    /// Checks beyond types, ranges and required properties (which are
+    /// checked already), e.g. between properties. Runs once every input is known.
+    fn validate(&self, _inputs: &Self::Inputs) -> Vec<CheckFailure> {
+        Vec::new()
+    }
+
+    /// Default: [`check_inputs`] (defaults, types, ranges, then `validate`).
+    fn check(&self, _ctx: &Context, req: CheckRequest) -> Result<CheckResponse> {
+        Ok(check_inputs(self, req.news))
+    }
+
+    /// Default: [`diff_inputs`] (structural; replace-on-change fields replace).
+    fn diff(&self, _ctx: &Context, req: DiffRequest) -> Result<DiffResponse> {
+        Ok(diff_inputs::<Self>(&req))
+    }
+
+    /// Refreshes the state; `None` when the resource is gone. Default: unchanged.
+    fn read(&self, _ctx: &Context, id: String, state: Self::State) -> Result<Option<(String, Self::State)>> {
+        Ok(Some((id, state)))
+    }
+
+    /// Updates in place: called when the diff reports changes and no
+    /// replacement. Default: an error, so a missing implementation is loud;
+    /// mark inputs `replace_on_changes` if they cannot be updated in place.
+    fn update(&self, _ctx: &Context, _id: &str, _olds: Self::State, _news: Self::Inputs) -> Result<Self::State> {
+        Err(Error::Unimplemented(format!(
+            "{} cannot be updated in place: implement Resource::update or mark the inputs replace_on_changes",
+            Self::TOKEN
+        )))
+    }
+
+    /// Default: nothing to do.
+    fn delete(&self, _ctx: &Context, _id: &str, _state: Self::State) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// A function (invoke) with typed arguments and result. If any argument is
+/// secret, the whole result is.
+pub trait Function: 'static {
+    /// The token, e.g. `random:index:randomInteger`.
+    const TOKEN: &'static str;
+    /// Its doc comment describes the function in the schema.
+    type Args: Object;
+    type Output: Object;
+
+    fn invoke(&self, ctx: &Context, args: Self::Args) -> Result<Self::Output>;
+
+    /// Checks beyond types, ranges and required arguments; failures are
+    /// returned to the caller instead of calling `invoke`.
+    fn validate(&self, _args: &Self::Args) -> Vec<CheckFailure> {
+        Vec::new()
+    }
+}
+
+/// The default Check: applies defaults, marks secret fields, decodes
+/// (failures by property path; unknowns pass) and, once every input is
+/// known, runs [`Resource::validate`]. The returned inputs are `news` with
+/// defaults, so secrets and unknowns are kept as given.
+pub fn check_inputs<R: Resource + ?Sized>(resource: &R, mut news: PropertyMap) -> CheckResponse {
+    normalize::<R::Inputs>(&mut news);
+    let decoded = decode::<R::Inputs>(&news);
+    let mut failures = decoded.failures;
+    if let Some(inputs) = &decoded.value {
+        failures.extend(resource.validate(inputs));
+    }
+    CheckResponse { inputs: news, failures }
+}
+
+/// The default Diff: old inputs against new ones (the old state's input
+/// properties when the engine has no old inputs); a change to a
+/// `replace_on_changes` field replaces the resource, any other is an update.
+pub fn diff_inputs<R: Resource + ?Sized>(req: &DiffRequest) -> DiffResponse {
+    diff_with(req, &R::Inputs::properties())
+}
+
+fn diff_with(req: &DiffRequest, props: &[Property]) -> DiffResponse {
+    let olds = if req.old_inputs.is_empty() { only(&req.olds, props) } else { req.old_inputs.clone() };
+    let replace: Vec<&str> = props.iter().filter(|p| p.replace_on_changes).map(|p| p.name).collect();
+    Differ::new().replace_on_changes(&replace).ignore(&req.ignore_changes).diff(&olds, &req.news)
+}

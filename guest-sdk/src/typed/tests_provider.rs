@@ -1,0 +1,399 @@
+//! A typed provider end to end (natively): schema, Check, Diff, CRUD,
+//! previews, secrets, invokes and configuration through the `Provider` trait.
+
+use std::collections::BTreeMap;
+
+use serde_json::json;
+
+use super::*;
+use crate::{
+    ConfigureRequest, CreateRequest, DeleteRequest, DiffChanges, DiffKind, GetSchemaRequest, InvokeRequest, Provider,
+    ReadRequest, UpdateRequest, props,
+};
+
+/// Provider configuration.
+#[derive(PulumiType)]
+pub struct Config {
+    /// The region to work in.
+    pub region: String,
+    #[pulumi(default = 3)]
+    pub retries: u32,
+    #[pulumi(secret)]
+    pub token: Option<String>,
+}
+
+#[derive(PulumiType, Clone)]
+pub struct ThingArgs {
+    #[pulumi(replace_on_changes)]
+    pub name: String,
+    pub tags: Option<BTreeMap<String, String>>,
+    #[pulumi(default = 1, min = 1, max = 10)]
+    pub size: u32,
+    pub max_size: Option<u32>,
+}
+
+/// A thing in the cloud.
+#[derive(PulumiType)]
+pub struct ThingState {
+    #[pulumi(flatten)]
+    pub args: ThingArgs,
+    pub arn: String,
+    #[pulumi(secret)]
+    pub key: String,
+    pub region: String,
+}
+
+pub struct Thing;
+
+impl Resource for Thing {
+    const TOKEN: &'static str = "test:index:Thing";
+    type Inputs = ThingArgs;
+    type State = ThingState;
+
+    fn validate(&self, a: &ThingArgs) -> Vec<CheckFailure> {
+        match a.max_size {
+            Some(max) if max < a.size => vec![CheckFailure::new("maxSize", "must be at least `size`")],
+            _ => vec![],
+        }
+    }
+
+    fn create(&self, ctx: &Context, args: ThingArgs) -> Result<(String, ThingState)> {
+        let region = ctx.config::<Config>().map(|c| c.region.clone()).unwrap_or_default();
+        let state = ThingState { arn: format!("arn:{}", args.name), key: "k".into(), region, args };
+        Ok((format!("id-{}", state.args.name), state))
+    }
+
+    fn update(&self, _ctx: &Context, _id: &str, olds: ThingState, news: ThingArgs) -> Result<ThingState> {
+        Ok(ThingState { args: news, ..olds })
+    }
+}
+
+/// A note: its state is its inputs.
+#[derive(PulumiType)]
+pub struct Note {
+    pub text: String,
+}
+
+pub struct Notes;
+
+impl Resource for Notes {
+    const TOKEN: &'static str = "test:index:Note";
+    type Inputs = Note;
+    type State = Note;
+
+    fn create(&self, _ctx: &Context, note: Note) -> Result<(String, Note)> {
+        Ok(("note".into(), note))
+    }
+
+    // Escape hatches: a custom check on top of the default, a known preview.
+    fn check(&self, _ctx: &Context, req: CheckRequest) -> Result<CheckResponse> {
+        let mut r = check_inputs(self, req.news);
+        if r.inputs.get("text").and_then(Value::as_str) == Some("") {
+            r.failures.push(CheckFailure::new("text", "must not be empty"));
+        }
+        Ok(r)
+    }
+
+    fn preview(&self, _ctx: &Context, _olds: Option<&Note>, news: &Partial<Note>) -> Result<Option<Note>> {
+        Ok(news.get::<String>("text").map(|text| Note { text: text.to_uppercase() }))
+    }
+}
+
+/// Adds two numbers.
+#[derive(PulumiType)]
+pub struct AddArgs {
+    pub a: i64,
+    pub b: i64,
+}
+
+#[derive(PulumiType)]
+pub struct Sum {
+    pub sum: i64,
+}
+
+pub struct Add;
+
+impl Function for Add {
+    const TOKEN: &'static str = "test:index:add";
+    type Args = AddArgs;
+    type Output = Sum;
+
+    fn invoke(&self, _ctx: &Context, args: AddArgs) -> Result<Sum> {
+        Ok(Sum { sum: args.a + args.b })
+    }
+}
+
+pub struct Pkg;
+
+impl Package for Pkg {
+    fn build() -> Builder {
+        Builder::new("test", "1.2.3")
+            .display_name("Test")
+            .resource(Thing)
+            .resource(Notes)
+            .function(Add)
+            .config::<Config>()
+    }
+}
+
+const THING: &str = "test:index:Thing";
+const NOTE: &str = "test:index:Note";
+
+fn check(p: &mut Typed<Pkg>, token: &str, news: PropertyMap) -> CheckResponse {
+    let req = CheckRequest {
+        urn: format!("urn:pulumi:s::p::{token}::r"),
+        name: "r".into(),
+        resource_type: token.into(),
+        olds: PropertyMap::new(),
+        news,
+        random_seed: vec![],
+        autonaming: None,
+        old_outputs: None,
+    };
+    p.check(req).unwrap()
+}
+
+fn failures(r: &CheckResponse) -> Vec<(&str, &str)> {
+    r.failures.iter().map(|f| (f.property.as_str(), f.reason.as_str())).collect()
+}
+
+fn create(p: &mut Typed<Pkg>, token: &str, properties: PropertyMap, preview: bool) -> Result<crate::CreateResponse> {
+    p.create(CreateRequest {
+        urn: format!("urn:pulumi:s::p::{token}::r"),
+        name: "r".into(),
+        resource_type: token.into(),
+        properties,
+        timeout: 0.0,
+        preview,
+    })
+}
+
+fn diff(p: &mut Typed<Pkg>, old_inputs: PropertyMap, news: PropertyMap) -> DiffResponse {
+    let req = DiffRequest {
+        id: "id".into(),
+        urn: String::new(),
+        name: "r".into(),
+        resource_type: THING.into(),
+        olds: PropertyMap::new(),
+        news,
+        old_inputs,
+        ignore_changes: vec![],
+    };
+    p.diff(req).unwrap()
+}
+
+fn unknown() -> Value {
+    Value::Unknown(UnknownKind::String)
+}
+
+#[test]
+fn schema_validates_against_the_metaschema() {
+    let mut p = Typed::<Pkg>::default();
+    let req = GetSchemaRequest { version: 0, subpackage_name: String::new(), subpackage_version: String::new() };
+    let schema: serde_json::Value = serde_json::from_str(&p.get_schema(req).unwrap()).unwrap();
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/data/pulumi-package-metaschema.json");
+    let meta: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&meta).unwrap();
+    let errors: Vec<String> = validator.iter_errors(&schema).map(|e| format!("{e} at {}", e.instance_path)).collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    assert_eq!((schema["name"].as_str(), schema["version"].as_str()), (Some("test"), Some("1.2.3")));
+    assert_eq!(schema["displayName"], "Test");
+    assert_eq!(schema["config"]["defaults"], json!(["region"]));
+    assert_eq!(schema["config"]["variables"]["token"]["secret"], true);
+    assert_eq!(schema["provider"]["requiredInputs"], json!(["region"]));
+    let thing = &schema["resources"][THING];
+    assert_eq!(thing["description"], "A thing in the cloud.");
+    assert_eq!(thing["requiredInputs"], json!(["name"]));
+    assert_eq!(thing["required"], json!(["name", "size", "arn", "key", "region"]));
+    assert_eq!(thing["properties"]["key"]["secret"], true);
+    assert_eq!(schema["functions"]["test:index:add"]["description"], "Adds two numbers.");
+    assert_eq!(schema["functions"]["test:index:add"]["outputs"]["required"], json!(["sum"]));
+    // The check can fail: a broken schema is rejected.
+    let mut broken = schema.clone();
+    broken["resources"][THING]["inputProperties"]["size"]["type"] = json!("int");
+    assert!(!validator.is_valid(&broken));
+}
+
+#[test]
+fn check_reports_paths_applies_defaults_and_passes_unknowns() {
+    let mut p = Typed::<Pkg>::default();
+    let bad = check(&mut p, THING, props! { "name" => 1, "tags" => props! { "k" => 2 }, "size" => 11 });
+    assert_eq!(
+        failures(&bad),
+        [
+            ("name", "must be a string, not a number"),
+            ("tags.k", "must be a string, not a number"),
+            ("size", "must be at most 10")
+        ]
+    );
+    let ok = check(&mut p, THING, props! { "name" => "a", "tags" => Value::Null });
+    assert!(ok.failures.is_empty());
+    assert_eq!(ok.inputs, props! { "name" => "a", "size" => 1 });
+    // Validation between properties waits until everything is known.
+    let news = props! { "name" => unknown(), "tags" => props! { "k" => unknown() }, "size" => 5, "maxSize" => 1 };
+    let partial = check(&mut p, THING, news.clone());
+    assert!(partial.failures.is_empty(), "{:?}", partial.failures);
+    assert_eq!(partial.inputs["tags"], Value::from(props! { "k" => unknown() }));
+    let known = check(&mut p, THING, props! { "name" => "a", "size" => 5, "maxSize" => 1 });
+    assert_eq!(failures(&known), [("maxSize", "must be at least `size`")]);
+    assert_eq!(failures(&check(&mut p, NOTE, props! { "text" => "" })), [("text", "must not be empty")]);
+}
+
+#[test]
+fn diff_replaces_on_replace_on_changes_fields_only() {
+    let mut p = Typed::<Pkg>::default();
+    let old = props! { "name" => "a", "tags" => props! { "k" => "1" }, "size" => 1 };
+    assert_eq!(diff(&mut p, old.clone(), old.clone()).changes, DiffChanges::None);
+    let mut retagged = old.clone();
+    retagged.insert("tags".into(), props! { "k" => "2" }.into());
+    let d = diff(&mut p, old.clone(), retagged);
+    assert!(d.replaces.is_empty());
+    let detailed: Vec<(String, DiffKind)> = d.detailed_diff.unwrap().into_iter().map(|(k, v)| (k, v.kind)).collect();
+    assert_eq!(detailed, [("tags.k".to_string(), DiffKind::Update)]);
+    let mut renamed = old.clone();
+    renamed.insert("name".into(), "b".into());
+    assert_eq!(diff(&mut p, old, renamed).replaces, ["name"]);
+}
+
+#[test]
+fn previews_show_unknown_outputs_or_what_the_resource_knows() {
+    let mut p = Typed::<Pkg>::default();
+    let inputs = check(&mut p, THING, props! { "name" => unknown(), "size" => 2 }).inputs;
+    let r = create(&mut p, THING, inputs, true).unwrap();
+    assert_eq!(r.id, "");
+    assert_eq!(r.properties["name"], unknown());
+    assert_eq!(r.properties["size"], Value::from(2));
+    assert_eq!(r.properties["arn"], unknown());
+    assert_eq!(r.properties["key"], Value::secret(unknown()), "secret outputs stay secret");
+    let note = create(&mut p, NOTE, props! { "text" => "hi" }, true).unwrap();
+    assert_eq!(note.properties, props! { "text" => "HI" });
+    let err = create(&mut p, THING, props! { "name" => unknown() }, false).unwrap_err();
+    assert_eq!(err.to_string(), "inputs must be known: name");
+    let err = create(&mut p, THING, props! { "name" => "a", "size" => 0 }, true).unwrap_err();
+    assert_eq!(err.to_string(), "invalid inputs: size: must be at least 1");
+}
+
+#[test]
+fn create_read_update_delete_keep_secrets() {
+    let mut p = Typed::<Pkg>::default();
+    let config = ConfigureRequest {
+        variables: BTreeMap::new(),
+        args: props! { "region" => "eu", "version" => "1.0.0" },
+        id: String::new(),
+        urn: String::new(),
+        name: String::new(),
+        resource_type: String::new(),
+    };
+    p.configure(config).unwrap();
+    let inputs = props! { "name" => "a", "tags" => props! { "k" => Value::secret("s"), "p" => "x" } };
+    let created = create(&mut p, THING, inputs.clone(), false).unwrap();
+    assert_eq!(created.id, "id-a");
+    let state = created.properties;
+    assert_eq!(state["tags"], Value::from(props! { "k" => Value::secret("s"), "p" => "x" }));
+    assert_eq!(state["key"], Value::secret("k"));
+    assert_eq!((state["arn"].as_str(), state["region"].as_str()), (Some("arn:a"), Some("eu")));
+
+    let read = p
+        .read(ReadRequest {
+            id: created.id.clone(),
+            urn: String::new(),
+            name: "r".into(),
+            resource_type: THING.into(),
+            properties: state.clone(),
+            inputs: PropertyMap::new(),
+            timeout: 0.0,
+        })
+        .unwrap();
+    assert_eq!(read.properties, state);
+    assert_eq!(read.inputs.keys().collect::<Vec<_>>(), ["name", "size", "tags"]);
+
+    let update = |token: &str, olds: PropertyMap, news: PropertyMap| UpdateRequest {
+        id: "id-a".into(),
+        urn: String::new(),
+        name: "r".into(),
+        resource_type: token.into(),
+        olds,
+        news,
+        old_inputs: PropertyMap::new(),
+        timeout: 0.0,
+        ignore_changes: vec![],
+        preview: false,
+    };
+    let updated = p.update(update(THING, state.clone(), props! { "name" => "a", "size" => 3 })).unwrap();
+    assert_eq!(updated.properties["size"], Value::from(3));
+    assert_eq!(updated.properties["arn"], Value::from("arn:a"));
+    assert_eq!(updated.properties["key"], Value::secret("k"));
+    let err = p.update(update(NOTE, props! { "text" => "a" }, props! { "text" => "b" })).unwrap_err();
+    assert!(matches!(err, Error::Unimplemented(_)), "{err}");
+
+    let delete = DeleteRequest {
+        id: "id-a".into(),
+        urn: String::new(),
+        name: "r".into(),
+        resource_type: THING.into(),
+        properties: state,
+        old_inputs: inputs,
+        timeout: 0.0,
+    };
+    p.delete(delete).unwrap();
+}
+
+#[test]
+fn typed_methods_can_be_called_directly() {
+    let ctx = Context::new("urn:pulumi:s::p::test:index:Thing::r", "r", THING);
+    let args = ThingArgs { name: "a".into(), tags: None, size: 1, max_size: None };
+    let (id, state) = Thing.create(&ctx, args).unwrap();
+    assert_eq!((id.as_str(), state.arn.as_str(), state.region.as_str()), ("id-a", "arn:a", ""));
+    assert!(ctx.config::<Config>().is_none());
+}
+
+#[test]
+fn invoke_checks_arguments_and_propagates_secrets() {
+    let mut p = Typed::<Pkg>::default();
+    let mut invoke = |args| p.invoke(InvokeRequest { token: "test:index:add".into(), args, preview: false }).unwrap();
+    assert_eq!(invoke(props! { "a" => 1, "b" => 2 }).outputs, props! { "sum" => 3 });
+    assert_eq!(invoke(props! { "a" => Value::secret(1), "b" => 2 }).outputs, props! { "sum" => Value::secret(3) });
+    let bad = invoke(props! { "a" => 1.5, "b" => Value::Unknown(UnknownKind::Number), "c" => 1 });
+    let got: Vec<(&str, &str)> = bad.failures.iter().map(|f| (f.property.as_str(), f.reason.as_str())).collect();
+    assert_eq!(got, [("c", "is not a known property"), ("a", "must be a whole number"), ("b", "must be known")]);
+    assert!(bad.outputs.is_empty());
+}
+
+#[test]
+fn unknown_tokens_and_configuration_errors() {
+    let mut p = Typed::<Pkg>::default();
+    let err = create(&mut p, "test:index:Nope", props! {}, false).unwrap_err();
+    assert_eq!(err.to_string(), "unknown resource type 'test:index:Nope'");
+    let err = p.invoke(InvokeRequest { token: "test:index:nope".into(), args: props! {}, preview: false });
+    assert_eq!(err.unwrap_err().to_string(), "unknown function 'test:index:nope'");
+
+    let req = |news: PropertyMap| CheckRequest {
+        urn: String::new(),
+        name: String::new(),
+        resource_type: "pulumi:providers:test".into(),
+        olds: PropertyMap::new(),
+        news,
+        random_seed: vec![],
+        autonaming: None,
+        old_outputs: None,
+    };
+    let r = p.check_config(req(props! { "region" => "eu", "retries" => "5", "version" => "1.0.0" })).unwrap();
+    assert!(r.failures.is_empty(), "{:?}", r.failures);
+    assert_eq!(r.inputs["retries"], Value::from(5), "stack config strings are parsed");
+    let r = p.check_config(req(props! { "region" => 1 })).unwrap();
+    assert_eq!(failures(&r), [("region", "must be a string, not a number")]);
+    let configure = ConfigureRequest {
+        variables: BTreeMap::new(),
+        args: props! { "retries" => 1 },
+        id: String::new(),
+        urn: String::new(),
+        name: String::new(),
+        resource_type: String::new(),
+    };
+    match p.configure(configure).unwrap_err() {
+        Error::MissingKeys(keys) => {
+            assert_eq!((keys[0].name.as_str(), keys[0].description.as_str()), ("region", "The region to work in."))
+        }
+        other => panic!("{other}"),
+    }
+}

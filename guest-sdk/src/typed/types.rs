@@ -1,0 +1,359 @@
+//! [`PulumiType`]: how a Rust type maps to a Pulumi property (schema, decoding,
+//! encoding), with the implementations for primitives, containers, assets and archives.
+
+use std::collections::BTreeMap;
+
+use super::decode::Decoder;
+use super::schema::{Json, Types};
+use crate::value::{Archive, Asset, PropertyMap, UnknownKind, Value};
+
+/// A Rust type that can be a Pulumi property. Derive it for structs (objects)
+/// and unit-only enums (string enums) with `#[derive(PulumiType)]`.
+pub trait PulumiType: Sized {
+    /// The kind of unknown a preview shows for an output of this type.
+    const UNKNOWN: UnknownKind;
+
+    /// The schema of a property of this type (`{"type": "string"}`, a `$ref`, ...);
+    /// named types it uses are added to `types`.
+    fn schema(types: &mut Types) -> Json;
+
+    /// Decodes a value that is known, not null and not secret: the [`Decoder`]
+    /// strips those layers first. Failures are recorded on `cx`, which knows the path.
+    fn decode(v: &Value, cx: &mut Decoder) -> Option<Self>;
+
+    fn encode(&self) -> Value;
+
+    /// What an absent or null property decodes to; `None`: the property is required.
+    fn absent() -> Option<Self> {
+        None
+    }
+
+    /// Fills in defaults and marks secret fields inside a raw value of this type.
+    fn normalize(_v: &mut Value) {}
+}
+
+/// A struct whose fields are Pulumi properties (derived).
+pub trait Object: PulumiType {
+    /// The Rust type name: the default last part of its type token.
+    const NAME: &'static str;
+    /// `#[pulumi(token = "pkg:module:Name")]`; default `<package>:index:<NAME>`.
+    const TOKEN: Option<&'static str>;
+    /// The doc comment.
+    const DESCRIPTION: &'static str;
+
+    /// Every property, flattened fields included.
+    fn properties() -> Vec<Property>;
+    /// Decodes the fields from `m`; all of them, so every failure is reported.
+    fn decode_fields(m: &PropertyMap, cx: &mut Decoder) -> Option<Self>;
+    fn encode_fields(&self, out: &mut PropertyMap);
+
+    fn to_map(&self) -> PropertyMap {
+        let mut m = PropertyMap::new();
+        self.encode_fields(&mut m);
+        m
+    }
+}
+
+/// One property of an [`Object`], as the derive describes it.
+#[derive(Clone, Debug)]
+pub struct Property {
+    pub name: &'static str,
+    pub description: &'static str,
+    /// `Option<T>`: may be absent.
+    pub optional: bool,
+    pub secret: bool,
+    pub replace_on_changes: bool,
+    pub default: Option<Value>,
+    pub unknown: UnknownKind,
+    pub(crate) schema: fn(&mut Types) -> Json,
+    pub(crate) normalize: fn(&mut Value),
+}
+
+impl Property {
+    pub fn of<T: PulumiType>(name: &'static str, description: &'static str) -> Self {
+        Property {
+            name,
+            description,
+            optional: T::absent().is_some(),
+            secret: false,
+            replace_on_changes: false,
+            default: None,
+            unknown: T::UNKNOWN,
+            schema: T::schema,
+            normalize: T::normalize,
+        }
+    }
+
+    pub fn secret(mut self) -> Self {
+        self.secret = true;
+        self
+    }
+
+    pub fn replace_on_changes(mut self) -> Self {
+        self.replace_on_changes = true;
+        self
+    }
+
+    pub fn with_default(mut self, v: Value) -> Self {
+        self.default = (!v.is_null()).then_some(v);
+        self
+    }
+
+    /// Must be given as an input: not optional and without a default.
+    pub fn required_input(&self) -> bool {
+        !self.optional && self.default.is_none()
+    }
+}
+
+/// Adds an encoded field (derive helper): nulls are left out, secrets wrapped.
+#[doc(hidden)]
+pub fn put(out: &mut PropertyMap, name: &str, v: Value, secret: bool) {
+    if !v.is_null() {
+        out.insert(name.to_owned(), if secret { Value::secret(v) } else { v });
+    }
+}
+
+/// The value under secret and known-output wrappers, to fill in place.
+fn unwrapped(v: &mut Value) -> &mut Value {
+    match v {
+        Value::Secret(inner) => unwrapped(inner),
+        Value::Output(crate::Output { value: Some(inner), .. }) => unwrapped(inner),
+        v => v,
+    }
+}
+
+pub(crate) fn is_secret(v: &Value) -> bool {
+    matches!(v, Value::Secret(_)) || matches!(v, Value::Output(o) if o.secret)
+}
+
+/// [`PulumiType::normalize`] for objects (derive helper).
+#[doc(hidden)]
+pub fn normalize_object<T: Object>(v: &mut Value) {
+    if let Value::Object(m) = unwrapped(v) {
+        normalize::<T>(m);
+    }
+}
+
+/// Applies `T`'s defaults to absent or null properties, drops other nulls and
+/// marks secret fields as secrets, recursively. Unknowns are left as they are.
+pub fn normalize<T: Object>(m: &mut PropertyMap) {
+    normalize_with(m, T::properties())
+}
+
+fn normalize_with(m: &mut PropertyMap, props: Vec<Property>) {
+    for p in props {
+        let value = match (m.remove(p.name), p.default) {
+            (None | Some(Value::Null), None) => continue,
+            (None | Some(Value::Null), Some(d)) => d,
+            (Some(mut v), _) => {
+                (p.normalize)(&mut v);
+                v
+            }
+        };
+        let value = if p.secret && !is_secret(&value) { Value::secret(value) } else { value };
+        m.insert(p.name.to_owned(), value);
+    }
+}
+
+fn primitive(name: &str) -> Json {
+    serde_json::json!({ "type": name })
+}
+
+impl PulumiType for bool {
+    const UNKNOWN: UnknownKind = UnknownKind::Bool;
+    fn schema(_: &mut Types) -> Json {
+        primitive("boolean")
+    }
+    fn decode(v: &Value, cx: &mut Decoder) -> Option<Self> {
+        match v {
+            Value::Bool(b) => Some(*b),
+            other => cx.mismatch("a boolean", other),
+        }
+    }
+    fn encode(&self) -> Value {
+        Value::Bool(*self)
+    }
+}
+
+impl PulumiType for String {
+    const UNKNOWN: UnknownKind = UnknownKind::String;
+    fn schema(_: &mut Types) -> Json {
+        primitive("string")
+    }
+    fn decode(v: &Value, cx: &mut Decoder) -> Option<Self> {
+        match v {
+            Value::String(s) => Some(s.clone()),
+            other => cx.mismatch("a string", other),
+        }
+    }
+    fn encode(&self) -> Value {
+        Value::String(self.clone())
+    }
+}
+
+macro_rules! integers {
+    ($($t:ty),*) => {$(
+        impl PulumiType for $t {
+            const UNKNOWN: UnknownKind = UnknownKind::Number;
+            fn schema(_: &mut Types) -> Json {
+                primitive("integer")
+            }
+            fn decode(v: &Value, cx: &mut Decoder) -> Option<Self> {
+                cx.integer(v, <$t>::MIN as f64, <$t>::MAX as f64).map(|n| n as $t)
+            }
+            fn encode(&self) -> Value {
+                Value::from(*self)
+            }
+        }
+    )*};
+}
+integers!(i8, i16, i32, i64, isize, u8, u16, u32, u64, usize);
+
+macro_rules! floats {
+    ($($t:ty),*) => {$(
+        impl PulumiType for $t {
+            const UNKNOWN: UnknownKind = UnknownKind::Number;
+            fn schema(_: &mut Types) -> Json {
+                primitive("number")
+            }
+            fn decode(v: &Value, cx: &mut Decoder) -> Option<Self> {
+                match v {
+                    Value::Number(n) => Some(*n as $t),
+                    other => cx.mismatch("a number", other),
+                }
+            }
+            fn encode(&self) -> Value {
+                Value::from(*self)
+            }
+        }
+    )*};
+}
+floats!(f32, f64);
+
+impl<T: PulumiType> PulumiType for Option<T> {
+    const UNKNOWN: UnknownKind = T::UNKNOWN;
+    fn schema(types: &mut Types) -> Json {
+        T::schema(types)
+    }
+    fn decode(v: &Value, cx: &mut Decoder) -> Option<Self> {
+        T::decode(v, cx).map(Some)
+    }
+    fn encode(&self) -> Value {
+        self.as_ref().map_or(Value::Null, T::encode)
+    }
+    fn absent() -> Option<Self> {
+        Some(None)
+    }
+    fn normalize(v: &mut Value) {
+        T::normalize(v)
+    }
+}
+
+impl<T: PulumiType> PulumiType for Box<T> {
+    const UNKNOWN: UnknownKind = T::UNKNOWN;
+    fn schema(types: &mut Types) -> Json {
+        T::schema(types)
+    }
+    fn decode(v: &Value, cx: &mut Decoder) -> Option<Self> {
+        T::decode(v, cx).map(Box::new)
+    }
+    fn encode(&self) -> Value {
+        T::encode(self)
+    }
+    fn absent() -> Option<Self> {
+        T::absent().map(Box::new)
+    }
+    fn normalize(v: &mut Value) {
+        T::normalize(v)
+    }
+}
+
+impl<T: PulumiType> PulumiType for Vec<T> {
+    const UNKNOWN: UnknownKind = UnknownKind::Array;
+    fn schema(types: &mut Types) -> Json {
+        serde_json::json!({ "type": "array", "items": T::schema(types) })
+    }
+    fn decode(v: &Value, cx: &mut Decoder) -> Option<Self> {
+        let Value::Array(items) = v else { return cx.mismatch("an array", v) };
+        // Collect first: every element is decoded, so every failure is reported.
+        let decoded: Vec<Option<T>> = items.iter().enumerate().map(|(i, item)| cx.element(i, item)).collect();
+        decoded.into_iter().collect()
+    }
+    fn encode(&self) -> Value {
+        Value::Array(self.iter().map(T::encode).collect())
+    }
+    fn normalize(v: &mut Value) {
+        if let Value::Array(items) = unwrapped(v) {
+            items.iter_mut().for_each(T::normalize);
+        }
+    }
+}
+
+impl<T: PulumiType> PulumiType for BTreeMap<String, T> {
+    const UNKNOWN: UnknownKind = UnknownKind::Object;
+    fn schema(types: &mut Types) -> Json {
+        serde_json::json!({ "type": "object", "additionalProperties": T::schema(types) })
+    }
+    fn decode(v: &Value, cx: &mut Decoder) -> Option<Self> {
+        let Value::Object(entries) = v else { return cx.mismatch("a map", v) };
+        let decoded: Vec<(String, Option<T>)> = entries.iter().map(|(k, e)| (k.clone(), cx.entry(k, e))).collect();
+        decoded.into_iter().map(|(k, e)| Some((k, e?))).collect()
+    }
+    fn encode(&self) -> Value {
+        Value::Object(self.iter().map(|(k, v)| (k.clone(), v.encode())).collect())
+    }
+    fn normalize(v: &mut Value) {
+        if let Value::Object(entries) = unwrapped(v) {
+            entries.values_mut().for_each(T::normalize);
+        }
+    }
+}
+
+/// Any value (`pulumi.json#/Any`), taken as it is.
+impl PulumiType for Value {
+    const UNKNOWN: UnknownKind = UnknownKind::Object;
+    fn schema(_: &mut Types) -> Json {
+        serde_json::json!({ "$ref": "pulumi.json#/Any" })
+    }
+    fn decode(v: &Value, cx: &mut Decoder) -> Option<Self> {
+        if v.contains_unknowns() { cx.unknown() } else { Some(v.clone()) }
+    }
+    fn encode(&self) -> Value {
+        self.clone()
+    }
+    fn absent() -> Option<Self> {
+        Some(Value::Null)
+    }
+}
+
+impl PulumiType for Asset {
+    const UNKNOWN: UnknownKind = UnknownKind::Asset;
+    fn schema(_: &mut Types) -> Json {
+        serde_json::json!({ "$ref": "pulumi.json#/Asset" })
+    }
+    fn decode(v: &Value, cx: &mut Decoder) -> Option<Self> {
+        match v {
+            Value::Asset(a) => Some(a.clone()),
+            other => cx.mismatch("an asset", other),
+        }
+    }
+    fn encode(&self) -> Value {
+        Value::Asset(self.clone())
+    }
+}
+
+impl PulumiType for Archive {
+    const UNKNOWN: UnknownKind = UnknownKind::Archive;
+    fn schema(_: &mut Types) -> Json {
+        serde_json::json!({ "$ref": "pulumi.json#/Archive" })
+    }
+    fn decode(v: &Value, cx: &mut Decoder) -> Option<Self> {
+        match v {
+            Value::Archive(a) => Some(a.clone()),
+            other => cx.mismatch("an archive", other),
+        }
+    }
+    fn encode(&self) -> Value {
+        Value::Archive(self.clone())
+    }
+}
