@@ -1,23 +1,38 @@
 //! A stand-in for the Pulumi engine's `Engine` service: records every log.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use pulumirpc::engine_server::{Engine, EngineServer};
 use pulumirpc::*;
+// Explicit: `pulumirpc::*` brings a message type named `Result` (resource.proto).
+use std::result::Result;
 use tokio::net::TcpListener;
 use tokio_stream::wrappers::TcpListenerStream;
 use tonic::{Request, Response, Status};
 
+/// Logs kept for assertions; past this only the count and the longest message
+/// are recorded, so a guest flooding the log cannot exhaust the test process.
+const MAX_KEPT_LOGS: usize = 10_000;
+
 #[derive(Clone, Default)]
 struct Recorder {
     logs: Arc<Mutex<Vec<LogRequest>>>,
+    total: Arc<AtomicUsize>,
+    longest: Arc<AtomicUsize>,
 }
 
 #[tonic::async_trait]
 impl Engine for Recorder {
     async fn log(&self, request: Request<LogRequest>) -> Result<Response<()>, Status> {
-        self.logs.lock().unwrap().push(request.into_inner());
+        let log = request.into_inner();
+        self.total.fetch_add(1, Ordering::Relaxed);
+        self.longest.fetch_max(log.message.len(), Ordering::Relaxed);
+        let mut logs = self.logs.lock().unwrap();
+        if logs.len() < MAX_KEPT_LOGS {
+            logs.push(log);
+        }
         Ok(Response::new(()))
     }
     async fn get_root_resource(
@@ -67,6 +82,16 @@ impl TestEngine {
 
     pub fn logs(&self) -> Vec<LogRequest> {
         self.recorder.logs.lock().unwrap().clone()
+    }
+
+    /// How many logs arrived (all of them, not only those kept).
+    pub fn log_count(&self) -> usize {
+        self.recorder.total.load(Ordering::Relaxed)
+    }
+
+    /// The length of the longest log message that arrived.
+    pub fn longest_log(&self) -> usize {
+        self.recorder.longest.load(Ordering::Relaxed)
     }
 
     /// Waits (bounded) until a log matching `pred` arrives.

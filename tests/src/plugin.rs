@@ -10,6 +10,8 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use pulumirpc::resource_provider_client::ResourceProviderClient;
 use pulumirpc::*;
+// Explicit: `pulumirpc::*` brings a message type named `Result` (resource.proto).
+use std::result::Result;
 use tokio::io::{AsyncReadExt, BufReader};
 use tokio::process::{Child, Command};
 use tonic::transport::Channel;
@@ -22,16 +24,66 @@ pub struct Plugin {
     child: Child,
     stderr: Arc<Mutex<String>>,
     _folder: Option<tempfile::TempDir>,
+    _policy: Option<tempfile::TempDir>,
+}
+
+/// Where a test puts the sandbox policy, each a way the host accepts one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PolicyAt {
+    /// `pulumi-wasm pack --policy FILE`: beside the packed plugin.
+    Beside,
+    /// The `PULUMI_WASM_POLICY` environment variable.
+    EnvVar,
+    /// `--policy FILE` on the plugin's command line.
+    Flag,
+}
+
+/// How to start a packed plugin beyond what the engine does.
+#[derive(Clone, Debug, Default)]
+pub struct Launch {
+    /// Extra environment variables of the plugin process.
+    pub env: Vec<(String, String)>,
+    /// Extra flags, before the engine address (e.g. `--allow-http URL`).
+    pub args: Vec<String>,
+    /// A policy file's TOML text, and where it goes.
+    pub policy: Option<(String, PolicyAt)>,
+}
+
+impl Launch {
+    pub fn new() -> Launch {
+        Launch::default()
+    }
+
+    pub fn env(mut self, name: &str, value: &str) -> Self {
+        self.env.push((name.to_owned(), value.to_owned()));
+        self
+    }
+
+    pub fn arg(mut self, arg: &str) -> Self {
+        self.args.push(arg.to_owned());
+        self
+    }
+
+    pub fn policy(mut self, toml: &str, at: PolicyAt) -> Self {
+        self.policy = Some((toml.to_owned(), at));
+        self
+    }
 }
 
 /// Runs `pulumi-wasm pack` into a fresh folder; returns it and the plugin executable.
 pub fn pack(component: &Path) -> anyhow::Result<(tempfile::TempDir, PathBuf)> {
+    pack_with(component, &[])
+}
+
+/// `pulumi-wasm pack` with extra arguments (e.g. `--policy FILE`).
+pub fn pack_with(component: &Path, extra: &[String]) -> anyhow::Result<(tempfile::TempDir, PathBuf)> {
     let dir = tempfile::tempdir()?;
     let out = std::process::Command::new(host_bin())
         .arg("pack")
         .arg(component)
         .arg("--out")
         .arg(dir.path())
+        .args(extra)
         .env("PULUMI_WASM_CACHE_DIR", cache_dir())
         .output()?;
     if !out.status.success() {
@@ -57,11 +109,44 @@ impl Plugin {
         Ok(p)
     }
 
+    /// Packs `component` and starts it as the engine would, with `launch`'s
+    /// policy, flags and environment.
+    pub async fn launch(component: &Path, engine_address: Option<&str>, launch: &Launch) -> anyhow::Result<Plugin> {
+        let mut env = launch.env.clone();
+        let mut args = launch.args.clone();
+        let mut pack_args = Vec::new();
+        let mut policy_dir = None;
+        if let Some((toml, at)) = &launch.policy {
+            let dir = tempfile::tempdir()?;
+            let file = dir.path().join("policy.toml");
+            std::fs::write(&file, toml)?;
+            let file = file.to_string_lossy().into_owned();
+            match at {
+                PolicyAt::Beside => pack_args.extend(["--policy".to_owned(), file]),
+                PolicyAt::EnvVar => env.push(("PULUMI_WASM_POLICY".to_owned(), file)),
+                PolicyAt::Flag => args.extend(["--policy".to_owned(), file]),
+            }
+            policy_dir = Some(dir);
+        }
+        let (dir, exe) = pack_with(component, &pack_args)?;
+        args.extend(engine_address.map(str::to_owned));
+        let mut p = Plugin::spawn_with(&exe, &args, &env).await?;
+        p._folder = Some(dir);
+        p._policy = policy_dir;
+        Ok(p)
+    }
+
     /// Starts `exe args...` and completes the port handshake.
     pub async fn spawn(exe: &Path, args: &[String]) -> anyhow::Result<Plugin> {
+        Plugin::spawn_with(exe, args, &[]).await
+    }
+
+    /// [`Plugin::spawn`] with extra environment variables.
+    pub async fn spawn_with(exe: &Path, args: &[String], env: &[(String, String)]) -> anyhow::Result<Plugin> {
         let mut child = Command::new(exe)
             .args(args)
             .env("PULUMI_WASM_CACHE_DIR", cache_dir())
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -110,7 +195,7 @@ impl Plugin {
         let client = ResourceProviderClient::new(channel)
             .max_decoding_message_size(400 << 20)
             .max_encoding_message_size(400 << 20);
-        Ok(Plugin { client, port, child, stderr, _folder: None })
+        Ok(Plugin { client, port, child, stderr, _folder: None, _policy: None })
     }
 
     /// What the process wrote to stderr so far.
@@ -120,6 +205,29 @@ impl Plugin {
 
     pub fn pid(&self) -> Option<u32> {
         self.child.id()
+    }
+
+    /// The process's resident memory (`VmRSS`), in bytes.
+    pub fn rss(&self) -> Option<u64> {
+        self.proc_status("VmRSS:")
+    }
+
+    /// The process's peak resident memory so far (`VmHWM`), in bytes.
+    pub fn peak_rss(&self) -> Option<u64> {
+        self.proc_status("VmHWM:")
+    }
+
+    /// A `kB` line of `/proc/<pid>/status`, in bytes.
+    fn proc_status(&self, field: &str) -> Option<u64> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid()?)).ok()?;
+        let line = status.lines().find(|l| l.starts_with(field))?;
+        let kib: u64 = line[field.len()..].trim().trim_end_matches("kB").trim().parse().ok()?;
+        Some(kib * 1024)
+    }
+
+    /// True while the process has not exited.
+    pub fn is_running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
     }
 
     /// The engine's boot sequence: Handshake, GetPluginInfo, CheckConfig,

@@ -1,0 +1,628 @@
+//! Outbound HTTP for providers (cargo feature `http`), over `wasi:http`.
+//!
+//! Provider methods are synchronous, so this client is blocking: each
+//! request runs to completion on a small event loop inside the call.
+//!
+//! ```ignore
+//! use pulumi_wasm_sdk::http::{self, Method};
+//!
+//! let item: serde_json::Value = http::get("https://api.example.com/items/a")?.error_for_status()?.json()?;
+//! let resp = http::Request::new(Method::Put, "https://api.example.com/items/a")
+//!     .bearer_auth(&token)
+//!     .json(&serde_json::json!({ "value": "v" }))
+//!     .send()?;
+//! ```
+//!
+//! The host sends every request itself and checks it against the user's
+//! grants (scheme, host, port). A request it refuses fails with
+//! [`Error::FailedPrecondition`](crate::Error::FailedPrecondition) naming the
+//! URL; the provider needs no code for that: return the error with `?`.
+//!
+//! Redirects are **not** followed unless asked for with
+//! [`Request::follow_redirects`]; each hop is then a new request that the host
+//! checks again. By default a 3xx response is returned as it is
+//! ([`Response::location`] tells where it points).
+//!
+//! Every request has timeouts (connect, first byte, between bytes, and an
+//! overall one) and a cap on the response body it reads into memory.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::Error;
+
+type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Default time to establish the connection.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default time from sending the request to the first byte of the response.
+pub const DEFAULT_FIRST_BYTE_TIMEOUT: Duration = Duration::from_secs(60);
+/// Default longest pause between two chunks of the response body.
+pub const DEFAULT_BETWEEN_BYTES_TIMEOUT: Duration = Duration::from_secs(60);
+/// Default cap on the whole exchange, redirects included.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
+/// Default cap on a response body read into memory.
+pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 32 << 20;
+
+/// An HTTP method.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Method {
+    Get,
+    Head,
+    Post,
+    Put,
+    Patch,
+    Delete,
+    Options,
+}
+
+impl Method {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Head => "HEAD",
+            Method::Post => "POST",
+            Method::Put => "PUT",
+            Method::Patch => "PATCH",
+            Method::Delete => "DELETE",
+            Method::Options => "OPTIONS",
+        }
+    }
+}
+
+impl fmt::Display for Method {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// `GET url`, with the default timeouts; 3xx responses are returned, not followed.
+pub fn get(url: impl Into<String>) -> Result<Response> {
+    Request::get(url).send()
+}
+
+/// Percent-encodes `s` for use as one path segment (`/items/{segment}`).
+pub fn encode_path_segment(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => out.push(b as char),
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
+/// An HTTP request, built and then sent with [`Request::send`].
+#[derive(Clone, Debug)]
+pub struct Request {
+    method: Method,
+    url: String,
+    headers: Vec<(String, String)>,
+    body: Option<Vec<u8>>,
+    /// A serialization error from [`Request::json`], reported by `send`.
+    invalid: Option<String>,
+    connect_timeout: Duration,
+    first_byte_timeout: Duration,
+    between_bytes_timeout: Duration,
+    timeout: Duration,
+    max_response_bytes: usize,
+    max_redirects: u32,
+}
+
+impl Request {
+    pub fn new(method: Method, url: impl Into<String>) -> Request {
+        Request {
+            method,
+            url: url.into(),
+            headers: Vec::new(),
+            body: None,
+            invalid: None,
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            first_byte_timeout: DEFAULT_FIRST_BYTE_TIMEOUT,
+            between_bytes_timeout: DEFAULT_BETWEEN_BYTES_TIMEOUT,
+            timeout: DEFAULT_TIMEOUT,
+            max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
+            max_redirects: 0,
+        }
+    }
+
+    pub fn get(url: impl Into<String>) -> Request {
+        Request::new(Method::Get, url)
+    }
+    pub fn post(url: impl Into<String>) -> Request {
+        Request::new(Method::Post, url)
+    }
+    pub fn put(url: impl Into<String>) -> Request {
+        Request::new(Method::Put, url)
+    }
+    pub fn patch(url: impl Into<String>) -> Request {
+        Request::new(Method::Patch, url)
+    }
+    pub fn delete(url: impl Into<String>) -> Request {
+        Request::new(Method::Delete, url)
+    }
+
+    pub fn method(&self) -> Method {
+        self.method
+    }
+
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Adds a header (a repeated name adds another value).
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// `Authorization: Bearer <token>`.
+    pub fn bearer_auth(self, token: &str) -> Self {
+        self.header("authorization", format!("Bearer {token}"))
+    }
+
+    /// The raw request body.
+    pub fn body(mut self, body: impl Into<Vec<u8>>) -> Self {
+        self.body = Some(body.into());
+        self
+    }
+
+    /// A JSON body (and `content-type: application/json` unless already set).
+    pub fn json<T: serde::Serialize + ?Sized>(mut self, value: &T) -> Self {
+        match serde_json::to_vec(value) {
+            Ok(bytes) => self.body = Some(bytes),
+            Err(e) => self.invalid = Some(format!("serializing the JSON body: {e}")),
+        }
+        if self.header_value("content-type").is_none() {
+            self = self.header("content-type", "application/json");
+        }
+        self
+    }
+
+    /// How long to wait for the connection (default 30 s).
+    pub fn connect_timeout(mut self, d: Duration) -> Self {
+        self.connect_timeout = d;
+        self
+    }
+
+    /// How long to wait for the first byte of the response (default 60 s).
+    pub fn first_byte_timeout(mut self, d: Duration) -> Self {
+        self.first_byte_timeout = d;
+        self
+    }
+
+    /// The longest pause between two chunks of the response body (default 60 s).
+    pub fn between_bytes_timeout(mut self, d: Duration) -> Self {
+        self.between_bytes_timeout = d;
+        self
+    }
+
+    /// A cap on the whole exchange, body and redirects included (default 300 s).
+    /// The host's per-call deadline applies as well.
+    pub fn timeout(mut self, d: Duration) -> Self {
+        self.timeout = d;
+        self
+    }
+
+    /// The largest response body read into memory (default 32 MiB); a longer
+    /// one fails the request.
+    pub fn max_response_bytes(mut self, n: usize) -> Self {
+        self.max_response_bytes = n;
+        self
+    }
+
+    /// Follows up to `max` redirects, each sent as a new request that the
+    /// host checks against the grants. A 303 (and a 301/302 answering
+    /// anything but GET/HEAD) becomes a GET without a body; credentials
+    /// (`authorization`, `cookie`) are dropped when a redirect leaves the
+    /// original scheme, host and port. Default 0: 3xx responses are returned.
+    pub fn follow_redirects(mut self, max: u32) -> Self {
+        self.max_redirects = max;
+        self
+    }
+
+    fn header_value(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+
+    /// Sends the request and reads the whole response. A non-2xx status is
+    /// not an error here: see [`Response::error_for_status`].
+    pub fn send(self) -> Result<Response> {
+        if let Some(why) = &self.invalid {
+            return Err(Error::InvalidArgument(format!("{} {}: {why}", self.method, self.url)));
+        }
+        let first = Target::parse(&self.url)?;
+        imp::send(self, first)
+    }
+}
+
+/// A response, read into memory.
+#[derive(Clone, Debug)]
+pub struct Response {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+    url: String,
+    method: Method,
+}
+
+impl Response {
+    pub fn status(&self) -> u16 {
+        self.status
+    }
+
+    /// 200-299.
+    pub fn is_success(&self) -> bool {
+        (200..300).contains(&self.status)
+    }
+
+    /// 300-399.
+    pub fn is_redirect(&self) -> bool {
+        (300..400).contains(&self.status)
+    }
+
+    /// The URL that answered (after any redirects followed).
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    pub fn headers(&self) -> &[(String, String)] {
+        &self.headers
+    }
+
+    /// The first value of a header, by case-insensitive name.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+
+    /// Where a 3xx response points, as an absolute URL.
+    pub fn location(&self) -> Option<String> {
+        let loc = self.header("location")?;
+        Target::parse(&self.url).ok()?.join(loc).map(|t| t.url)
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        &self.body
+    }
+
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.body
+    }
+
+    /// The body as UTF-8 text.
+    pub fn text(&self) -> Result<String> {
+        String::from_utf8(self.body.clone())
+            .map_err(|_| Error::Failed(format!("{} {}: the response body is not UTF-8", self.method, self.url)))
+    }
+
+    /// The body parsed as JSON.
+    pub fn json<T: serde::de::DeserializeOwned>(&self) -> Result<T> {
+        serde_json::from_slice(&self.body).map_err(|e| {
+            Error::Failed(format!("{} {}: the response is not the expected JSON: {e}", self.method, self.url))
+        })
+    }
+
+    /// `Ok(self)` for 2xx; otherwise an error with the status and the start
+    /// of the body (5xx, 429 and 408 are `Unavailable`: retrying may help).
+    pub fn error_for_status(self) -> Result<Self> {
+        if self.is_success() {
+            return Ok(self);
+        }
+        let text = String::from_utf8_lossy(&self.body[..self.body.len().min(512)]).trim().to_owned();
+        let message = if text.is_empty() {
+            format!("{} {} answered {}", self.method, self.url, self.status)
+        } else {
+            format!("{} {} answered {}: {text}", self.method, self.url, self.status)
+        };
+        Err(match self.status {
+            408 | 429 | 500..=599 => Error::Unavailable(message),
+            _ => Error::Failed(message),
+        })
+    }
+}
+
+/// A parsed absolute http(s) URL.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Target {
+    url: String,
+    scheme: String,
+    /// `host[:port]` as written.
+    authority: String,
+    /// Path and query, starting with `/`.
+    path: String,
+}
+
+impl Target {
+    fn parse(url: &str) -> Result<Target> {
+        let bad = |why: &str| Error::InvalidArgument(format!("invalid URL {url:?}: {why}"));
+        let (scheme, rest) = url.split_once("://").ok_or_else(|| bad("expected http:// or https://"))?;
+        let scheme = scheme.to_ascii_lowercase();
+        if scheme != "http" && scheme != "https" {
+            return Err(bad("only http and https are supported"));
+        }
+        let rest = rest.split('#').next().unwrap_or_default();
+        let (authority, path) = match rest.find(['/', '?']) {
+            Some(i) if rest.as_bytes()[i] == b'?' => (&rest[..i], format!("/{}", &rest[i..])),
+            Some(i) => (&rest[..i], rest[i..].to_owned()),
+            None => (rest, "/".to_owned()),
+        };
+        if authority.is_empty() {
+            return Err(bad("no host"));
+        }
+        if authority.contains('@') {
+            return Err(bad("credentials in URLs are not supported; use a header"));
+        }
+        if url.bytes().any(|b| b <= b' ' || b == 0x7f) {
+            return Err(bad("spaces and control characters must be percent-encoded"));
+        }
+        Ok(Target { url: format!("{scheme}://{authority}{path}"), scheme, authority: authority.to_owned(), path })
+    }
+
+    /// `scheme://host:port`, with the scheme's default port made explicit.
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+    fn origin(&self) -> String {
+        let has_port = match self.authority.rfind(':') {
+            Some(i) => !self.authority[i..].contains(']'),
+            None => false,
+        };
+        if has_port {
+            format!("{}://{}", self.scheme, self.authority.to_ascii_lowercase())
+        } else {
+            let port = if self.scheme == "https" { 443 } else { 80 };
+            format!("{}://{}:{port}", self.scheme, self.authority.to_ascii_lowercase())
+        }
+    }
+
+    /// Resolves a `Location` header against this URL.
+    fn join(&self, location: &str) -> Option<Target> {
+        let location = location.trim();
+        if location.contains("://") {
+            return Target::parse(location).ok();
+        }
+        if let Some(rest) = location.strip_prefix("//") {
+            return Target::parse(&format!("{}://{rest}", self.scheme)).ok();
+        }
+        let path = if location.starts_with('/') {
+            location.to_owned()
+        } else {
+            let base = self.path.split('?').next().unwrap_or("/");
+            let dir = &base[..base.rfind('/').map_or(0, |i| i + 1)];
+            format!("{dir}{location}")
+        };
+        Target::parse(&format!("{}://{}{path}", self.scheme, self.authority)).ok()
+    }
+}
+
+#[cfg(target_arch = "wasm32")]
+mod imp {
+    use wstd::future::FutureExt as _;
+    use wstd::http::body::util::BodyExt as _;
+    use wstd::http::error::ErrorCode;
+
+    use super::*;
+
+    pub(super) fn send(req: Request, first: Target) -> Result<Response> {
+        let overall = req.timeout;
+        let (method, url) = (req.method, req.url.clone());
+        wstd::runtime::block_on(async move { run(req, first).timeout(wstd::time::Duration::from(overall)).await })
+            .unwrap_or_else(|_| {
+                Err(Error::Unavailable(format!("{method} {url}: no complete response within {overall:?}")))
+            })
+    }
+
+    async fn run(req: Request, first: Target) -> Result<Response> {
+        let mut target = first.clone();
+        let mut method = req.method;
+        let mut headers = req.headers.clone();
+        let mut body = req.body.clone();
+        let mut hops = 0;
+        loop {
+            let resp = once(&req, method, &target, &headers, body.as_deref(), &first).await?;
+            let Some(next) = resp.location().filter(|_| matches!(resp.status, 301 | 302 | 303 | 307 | 308)) else {
+                return Ok(resp);
+            };
+            if req.max_redirects == 0 {
+                return Ok(resp);
+            }
+            if hops >= req.max_redirects {
+                return Err(Error::Failed(format!(
+                    "{} {}: more than {} redirects (last to {next})",
+                    req.method, req.url, req.max_redirects
+                )));
+            }
+            hops += 1;
+            let next = Target::parse(&next)?;
+            let becomes_get = resp.status == 303 || (matches!(resp.status, 301 | 302) && method != Method::Head);
+            if becomes_get && method != Method::Get && method != Method::Head {
+                method = Method::Get;
+                body = None;
+                headers.retain(|(n, _)| !n.eq_ignore_ascii_case("content-type"));
+            }
+            if next.origin() != target.origin() {
+                headers.retain(|(n, _)| !n.eq_ignore_ascii_case("authorization") && !n.eq_ignore_ascii_case("cookie"));
+            }
+            target = next;
+        }
+    }
+
+    /// One request/response exchange.
+    async fn once(
+        req: &Request,
+        method: Method,
+        target: &Target,
+        headers: &[(String, String)],
+        body: Option<&[u8]>,
+        first: &Target,
+    ) -> Result<Response> {
+        let what = || {
+            if target == first {
+                format!("{method} {}", target.url)
+            } else {
+                format!("{method} {} (redirected from {})", target.url, first.url)
+            }
+        };
+        let mut builder = wstd::http::Request::builder().method(method.as_str()).uri(target.url.as_str());
+        for (name, value) in headers {
+            builder = builder.header(name.as_str(), value.as_str());
+        }
+        let request = builder
+            .body(wstd::http::Body::from(body.map(<[u8]>::to_vec).unwrap_or_default()))
+            .map_err(|e| Error::InvalidArgument(format!("{}: {e}", what())))?;
+        let mut client = wstd::http::Client::new();
+        client.set_connect_timeout(req.connect_timeout);
+        client.set_first_byte_timeout(req.first_byte_timeout);
+        client.set_between_bytes_timeout(req.between_bytes_timeout);
+        let response = client.send(request).await.map_err(|e| failure(e, &what(), target))?;
+
+        let status = response.status().as_u16();
+        let headers: Vec<(String, String)> = response
+            .headers()
+            .iter()
+            .map(|(n, v)| (n.as_str().to_owned(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
+            .collect();
+        let too_big = || {
+            Error::Failed(format!(
+                "{}: the response body is larger than the {} bytes allowed",
+                what(),
+                req.max_response_bytes
+            ))
+        };
+        let body = response.into_body();
+        if body.content_length().is_some_and(|n| n > req.max_response_bytes as u64) {
+            return Err(too_big());
+        }
+        let mut data = Vec::new();
+        if method != Method::Head {
+            let mut stream = body.into_boxed_body();
+            while let Some(frame) = stream.frame().await {
+                let frame = frame.map_err(|e| failure(e, &what(), target))?;
+                if let Ok(chunk) = frame.into_data() {
+                    if data.len() + chunk.len() > req.max_response_bytes {
+                        return Err(too_big());
+                    }
+                    data.extend_from_slice(&chunk);
+                }
+            }
+        }
+        Ok(Response { status, headers, body: data, url: target.url.clone(), method })
+    }
+
+    /// Maps a wasi-http failure to a provider error naming what was attempted.
+    fn failure(e: wstd::http::Error, what: &str, target: &Target) -> Error {
+        let Some(code) = e.downcast_ref::<ErrorCode>() else {
+            return Error::Failed(format!("{what}: {e:#}"));
+        };
+        let origin = target.origin();
+        match code {
+            ErrorCode::HttpRequestDenied => Error::FailedPrecondition(format!(
+                "{what}: the host's sandbox denied outbound HTTP to {origin}; \
+                 the user must grant it (policy `http = [\"{origin}\"]` or `--allow-http {origin}`)"
+            )),
+            ErrorCode::DestinationIpProhibited => Error::FailedPrecondition(format!(
+                "{what}: the host's sandbox refused to connect to the address {} resolves to \
+                 (private or loopback targets need a grant naming them exactly)",
+                target.authority
+            )),
+            ErrorCode::HttpRequestUriInvalid | ErrorCode::HttpRequestMethodInvalid => {
+                Error::InvalidArgument(format!("{what}: {code:?}"))
+            }
+            ErrorCode::DnsTimeout
+            | ErrorCode::DnsError(_)
+            | ErrorCode::DestinationNotFound
+            | ErrorCode::DestinationUnavailable
+            | ErrorCode::DestinationIpUnroutable
+            | ErrorCode::ConnectionRefused
+            | ErrorCode::ConnectionTerminated
+            | ErrorCode::ConnectionTimeout
+            | ErrorCode::ConnectionReadTimeout
+            | ErrorCode::ConnectionWriteTimeout
+            | ErrorCode::ConnectionLimitReached
+            | ErrorCode::HttpResponseIncomplete
+            | ErrorCode::HttpResponseTimeout => Error::Unavailable(format!("{what}: {}", describe(code))),
+            other => Error::Failed(format!("{what}: {}", describe(other))),
+        }
+    }
+
+    fn describe(code: &ErrorCode) -> String {
+        match code {
+            ErrorCode::DnsTimeout => "DNS lookup timed out".into(),
+            ErrorCode::DnsError(p) => format!("DNS lookup failed ({})", p.rcode.as_deref().unwrap_or("error")),
+            ErrorCode::ConnectionRefused => "connection refused".into(),
+            ErrorCode::ConnectionTimeout => "timed out connecting".into(),
+            ErrorCode::ConnectionReadTimeout | ErrorCode::HttpResponseTimeout => {
+                "timed out waiting for the response".into()
+            }
+            ErrorCode::ConnectionTerminated => "the connection was closed".into(),
+            ErrorCode::InternalError(Some(m)) => format!("internal error: {m}"),
+            other => format!("{other:?}"),
+        }
+    }
+}
+
+/// Native builds (unit tests, debugging) have no wasi:http host.
+#[cfg(not(target_arch = "wasm32"))]
+mod imp {
+    use super::*;
+
+    pub(super) fn send(req: Request, _first: Target) -> Result<Response> {
+        Err(Error::Unavailable(format!(
+            "{} {}: outbound HTTP needs the pulumi-wasm host (wasi:http); this is a native build",
+            req.method, req.url
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_are_parsed_and_locations_resolved() {
+        let t = Target::parse("HTTP://127.0.0.1:8080/items/a?x=1#frag").unwrap();
+        assert_eq!(t.url, "http://127.0.0.1:8080/items/a?x=1");
+        assert_eq!(t.origin(), "http://127.0.0.1:8080");
+        assert_eq!(Target::parse("https://api.example.com").unwrap().origin(), "https://api.example.com:443");
+        assert_eq!(Target::parse("https://h?q").unwrap().path, "/?q");
+        for bad in ["ftp://x/", "127.0.0.1/x", "http:///x", "http://u:p@h/", "http://h/a b"] {
+            assert!(matches!(Target::parse(bad), Err(Error::InvalidArgument(_))), "{bad}");
+        }
+        let resp = |loc: &str| Response {
+            status: 302,
+            headers: vec![("Location".into(), loc.into())],
+            body: vec![],
+            url: "http://h:1/a/b?c".into(),
+            method: Method::Get,
+        };
+        assert_eq!(resp("http://other/x").location().unwrap(), "http://other/x");
+        assert_eq!(resp("//other:2/x").location().unwrap(), "http://other:2/x");
+        assert_eq!(resp("/root").location().unwrap(), "http://h:1/root");
+        assert_eq!(resp("sib?q").location().unwrap(), "http://h:1/a/sib?q");
+    }
+
+    #[test]
+    fn statuses_map_to_errors_and_bodies_decode() {
+        let r = |status: u16, body: &str| Response {
+            status,
+            headers: vec![],
+            body: body.as_bytes().to_vec(),
+            url: "http://h/x".into(),
+            method: Method::Get,
+        };
+        assert!(r(204, "").error_for_status().is_ok());
+        assert!(matches!(r(503, "busy").error_for_status(), Err(Error::Unavailable(m)) if m.contains("503: busy")));
+        assert!(matches!(r(404, "").error_for_status(), Err(Error::Failed(m)) if m.ends_with("answered 404")));
+        assert_eq!(r(200, r#"{"a":1}"#).json::<serde_json::Value>().unwrap()["a"], 1);
+        assert!(r(200, "nope").json::<serde_json::Value>().is_err());
+        assert_eq!(encode_path_segment("a b/c~d"), "a%20b%2Fc~d");
+    }
+
+    #[test]
+    fn requests_build_and_fail_natively_without_a_host() {
+        let req = Request::put("http://h/x").bearer_auth("t").json(&serde_json::json!({"v": 1}));
+        assert_eq!(req.header_value("Content-Type"), Some("application/json"));
+        assert_eq!(req.header_value("authorization"), Some("Bearer t"));
+        assert!(matches!(req.send(), Err(Error::Unavailable(_))));
+        assert!(matches!(get("nope"), Err(Error::InvalidArgument(_))));
+    }
+}

@@ -1,0 +1,417 @@
+//! A hostile test provider, package `hostile`: each invoke tries one attack
+//! on the host's sandbox or limits (`tests/tests/sandbox.rs` drives them).
+//!
+//! | token `hostile:index:…` | args | attack |
+//! |---|---|---|
+//! | `loop` | | spins forever |
+//! | `membomb` | | allocates (and touches) memory until it fails |
+//! | `recurse` | `shadow` | unbounded recursion (the wasm stack, or with `shadow` the in-memory one) |
+//! | `readOutside` | `path` | reads a file; returns `content` |
+//! | `writeReadOnly` | `path`, `op` | `write` (default), `append`, `remove`, `mkdir` or `rename` a path |
+//! | `env` | `name` | whether the variable is visible, and every name that is |
+//! | `http` | `url`, `follow`, `method`, `firstByteMs` | a request through the SDK client; returns `status`, `body`, `location` |
+//! | `socket` | `addr`, `kind` | `tcp` connect (default), `udp` send, or a `dns` lookup |
+//! | `huge` | `mb`, `shape` | returns a huge value: one `string` of `mb` MiB (default 600), or that many bytes of `nodes` |
+//! | `malformed` | `kind` | returns a malformed WIT value (see [`malformed`]) |
+//! | `panic` | | panics mid-call |
+//! | `logFlood` | `count`, `size` | calls the log import `count` times (default 1,000,000) with `size`-byte messages (default 65,537) |
+//! | `ok` | `sleepMs` | a normal quick call: `{"ok": true}` |
+//!
+//! `huge` and `malformed` bypass the SDK's adapter: this crate implements the
+//! raw WIT export trait and hands every other call to the SDK.
+
+use std::hint::black_box;
+
+use pulumi_wasm_sdk::__private::Adapter;
+use pulumi_wasm_sdk::__private::wit::exports::pulumi::provider::resource_provider as rp;
+use pulumi_wasm_sdk::__private::wit::pulumi::provider::types as t;
+use pulumi_wasm_sdk::http;
+use pulumi_wasm_sdk::*;
+
+// It declares it wants everything: a declaration grants nothing, which the
+// sandbox tests prove (the variables and paths below stay out of reach).
+pulumi_wasm_sdk::declare_needs!(
+    r#"{"http": ["https://*", "http://*:*"], "env": ["HOSTILE_SECRET", "HOME"], "dirs": ["/"]}"#
+);
+
+#[derive(Default)]
+pub struct Hostile;
+
+fn arg_str<'a>(args: &'a PropertyMap, key: &str) -> Result<&'a str> {
+    args.get(key).and_then(Value::as_str).ok_or_else(|| Error::invalid(format!("`{key}` (a string) is required")))
+}
+
+fn arg_num(args: &PropertyMap, key: &str, default: f64) -> f64 {
+    args.get(key).and_then(Value::as_f64).unwrap_or(default)
+}
+
+fn arg_bool(args: &PropertyMap, key: &str) -> bool {
+    args.get(key).and_then(Value::as_bool).unwrap_or(false)
+}
+
+fn out(outputs: PropertyMap) -> Result<InvokeResponse> {
+    Ok(InvokeResponse { outputs, failures: vec![] })
+}
+
+#[allow(unconditional_recursion)]
+#[inline(never)]
+fn dive(depth: u64) -> u64 {
+    // Not a tail call, and opaque to the optimiser: every level is a real wasm frame.
+    let r = dive(black_box(depth + 1));
+    black_box(r) ^ depth
+}
+
+#[allow(unconditional_recursion)]
+#[inline(never)]
+fn dive_shadow(depth: u64) -> u64 {
+    // A buffer whose address escapes lives on the shadow stack in linear memory.
+    let mut buf = [0u8; 4096];
+    buf[(depth % 4096) as usize] = depth as u8;
+    black_box(&mut buf);
+    let r = dive_shadow(black_box(depth + 1));
+    r ^ u64::from(buf[(r % 4096) as usize])
+}
+
+fn fs_attack(args: &PropertyMap) -> Result<InvokeResponse> {
+    let path = arg_str(args, "path")?;
+    let op = args.get("op").and_then(Value::as_str).unwrap_or("write");
+    let result = match op {
+        "write" => std::fs::write(path, b"written by hostile"),
+        "append" => {
+            use std::io::Write;
+            std::fs::OpenOptions::new().append(true).open(path).and_then(|mut f| f.write_all(b" appended by hostile"))
+        }
+        "remove" => std::fs::remove_file(path),
+        "mkdir" => std::fs::create_dir(path),
+        "rename" => std::fs::rename(path, format!("{path}.moved")),
+        other => return Err(Error::invalid(format!("unknown op {other:?}"))),
+    };
+    match result {
+        Ok(()) => out(props! { "done" => true }),
+        Err(e) => Err(Error::Failed(format!("{op} {path}: {e}"))),
+    }
+}
+
+fn socket_attack(args: &PropertyMap) -> Result<InvokeResponse> {
+    let addr = args.get("addr").and_then(Value::as_str).unwrap_or("127.0.0.1:80");
+    let kind = args.get("kind").and_then(Value::as_str).unwrap_or("tcp");
+    let result = match kind {
+        "tcp" => std::net::TcpStream::connect(addr).map(|s| format!("connected to {:?}", s.peer_addr().ok())),
+        "udp" => std::net::UdpSocket::bind("0.0.0.0:0")
+            .and_then(|s| s.send_to(b"hostile", addr))
+            .map(|n| format!("sent {n} bytes")),
+        "dns" => {
+            std::net::ToSocketAddrs::to_socket_addrs(addr).map(|a| format!("resolved {:?}", a.collect::<Vec<_>>()))
+        }
+        other => return Err(Error::invalid(format!("unknown kind {other:?}"))),
+    };
+    match result {
+        Ok(what) => out(props! { "connected" => true, "what" => what }),
+        Err(e) => Err(Error::Failed(format!("{kind} {addr}: {e}"))),
+    }
+}
+
+impl Provider for Hostile {
+    fn info(&self) -> PluginInfo {
+        PluginInfo { name: "hostile".into(), version: env!("CARGO_PKG_VERSION").into() }
+    }
+
+    fn get_schema(&mut self, _req: GetSchemaRequest) -> Result<String> {
+        Ok(format!(r#"{{"name":"hostile","version":"{}"}}"#, env!("CARGO_PKG_VERSION")))
+    }
+
+    fn invoke(&mut self, req: InvokeRequest) -> Result<InvokeResponse> {
+        let args = &req.args;
+        match req.token.strip_prefix("hostile:index:").unwrap_or_default() {
+            "ok" => {
+                let ms = arg_num(args, "sleepMs", 0.0) as u64;
+                std::thread::sleep(std::time::Duration::from_millis(ms));
+                out(props! { "ok" => true })
+            }
+            "loop" => {
+                let mut x = 0u64;
+                loop {
+                    x = black_box(x.wrapping_add(1));
+                }
+            }
+            "membomb" => {
+                let mut hoard: Vec<Vec<u8>> = Vec::new();
+                loop {
+                    // Written to, so the pages are really committed.
+                    hoard.push(vec![0xa5; 1 << 20]);
+                    black_box(&mut hoard);
+                }
+            }
+            "recurse" => {
+                let r = if arg_bool(args, "shadow") { dive_shadow(0) } else { dive(0) };
+                out(props! { "unreachable" => r })
+            }
+            "readOutside" => {
+                let path = arg_str(args, "path")?;
+                match std::fs::read_to_string(path) {
+                    Ok(content) => out(props! { "content" => content }),
+                    Err(e) => Err(Error::Failed(format!("read {path}: {e}"))),
+                }
+            }
+            "writeReadOnly" => fs_attack(args),
+            "env" => {
+                let name = arg_str(args, "name")?;
+                let value = std::env::var(name).ok();
+                let names: Vec<Value> =
+                    std::env::vars_os().map(|(k, _)| k.to_string_lossy().into_owned().into()).collect();
+                out(props! { "visible" => value.is_some(), "value" => value, "names" => Value::Array(names) })
+            }
+            "http" => {
+                let url = arg_str(args, "url")?;
+                let method = match args.get("method").and_then(Value::as_str).unwrap_or("GET") {
+                    "GET" => http::Method::Get,
+                    "POST" => http::Method::Post,
+                    "PUT" => http::Method::Put,
+                    "DELETE" => http::Method::Delete,
+                    other => return Err(Error::invalid(format!("unknown method {other}"))),
+                };
+                let mut request = http::Request::new(method, url);
+                let follow = arg_num(args, "follow", 0.0) as u32;
+                if follow > 0 {
+                    request = request.follow_redirects(follow);
+                }
+                if let Some(ms) = args.get("firstByteMs").and_then(Value::as_f64) {
+                    request = request.first_byte_timeout(std::time::Duration::from_millis(ms as u64));
+                }
+                if method != http::Method::Get {
+                    request = request.body("hostile");
+                }
+                let resp = request.send()?;
+                out(props! {
+                    "status" => resp.status(),
+                    "body" => String::from_utf8_lossy(resp.bytes()).into_owned(),
+                    "location" => resp.location(),
+                    "url" => resp.url(),
+                })
+            }
+            "socket" => socket_attack(args),
+            "panic" => panic!("hostile was asked to panic"),
+            "logFlood" => {
+                let count = arg_num(args, "count", 1_000_000.0) as u64;
+                let size = arg_num(args, "size", 65_537.0) as usize;
+                let message = "x".repeat(size);
+                for i in 0..count {
+                    log::log(log::Severity::Info, black_box(&message), None, i % 2 == 0);
+                }
+                out(props! { "sent" => count })
+            }
+            other => Err(Error::unknown_function(&format!("hostile:index:{other}"))),
+        }
+    }
+}
+
+/// A WIT value from its nodes, as given (no checks: that is the point).
+fn raw(nodes: Vec<t::Node>) -> t::Value {
+    t::Value { nodes }
+}
+
+fn args_of(req: &rp::InvokeRequest) -> PropertyMap {
+    // Decode the (well-formed) request the host sent: the root object's plain scalars.
+    let mut m = PropertyMap::new();
+    if let Some(t::Node::Object(fields)) = req.args.nodes.first() {
+        for (k, i) in fields {
+            let v = match req.args.nodes.get(*i as usize) {
+                Some(t::Node::String(s)) => Value::from(s.as_str()),
+                Some(t::Node::Number(n)) => Value::from(*n),
+                Some(t::Node::Bool(b)) => Value::from(*b),
+                _ => continue,
+            };
+            m.insert(k.clone(), v);
+        }
+    }
+    m
+}
+
+/// Returns a huge value, built in place so the guest holds one copy.
+fn huge(args: &PropertyMap) -> Result<rp::InvokeResponse, t::Error> {
+    let bytes = (arg_num(args, "mb", 600.0).max(0.0) as usize) << 20;
+    let nodes = match args.get("shape").and_then(Value::as_str).unwrap_or("string") {
+        "string" => {
+            let data = vec![b'x'; bytes];
+            let data = String::from_utf8(data).map_err(|_| t::Error::Failed("not utf-8".into()))?;
+            vec![t::Node::Object(vec![("data".into(), 1)]), t::Node::String(data)]
+        }
+        "nodes" => {
+            // ~40 guest bytes per element (the node plus its index in the array).
+            let n = (bytes / 40).max(1) as u32;
+            let mut nodes = Vec::with_capacity(n as usize + 2);
+            nodes.push(t::Node::Object(vec![("data".into(), 1)]));
+            nodes.push(t::Node::Array((2..n + 2).collect()));
+            nodes.extend((0..n).map(|_| t::Node::Null));
+            nodes
+        }
+        other => return Err(t::Error::InvalidArgument(format!("unknown shape {other:?}"))),
+    };
+    Ok(rp::InvokeResponse { outputs: raw(nodes), failures: vec![] })
+}
+
+/// Values that break the flattened-tree rules of `types.wit`:
+///
+/// - `cycle`: the root's child is the root;
+/// - `backwards`: a child index smaller than its parent's;
+/// - `shared`: two parents share one child;
+/// - `laughs`: 64 levels each pointing twice at the next (2^63 paths if shared nodes were expanded);
+/// - `outOfRange`: a child index past the end; `maxIndex`: index `u32::MAX`;
+/// - `deep`: a valid but 1,000,000-deep chain of arrays (`depth` to change it);
+/// - `rootNotObject`: outputs whose root is a string; `empty`: no nodes at all;
+/// - `duplicateKeys`: one object with the same key twice;
+/// - `archiveMember`: an archive whose member is a number, not an asset or archive.
+pub fn malformed(kind: &str, depth: u32) -> Option<t::Value> {
+    use t::Node as N;
+    let obj = |k: &str, i: u32| N::Object(vec![(k.to_owned(), i)]);
+    Some(raw(match kind {
+        "cycle" => vec![obj("a", 0)],
+        "backwards" => vec![obj("a", 2), N::Null, N::Secret(1)],
+        "shared" => vec![N::Object(vec![("a".into(), 1), ("b".into(), 1)]), N::String("twice".into())],
+        "laughs" => {
+            let mut nodes = vec![obj("lol", 1)];
+            nodes.extend((1..64u32).map(|i| N::Array(vec![i + 1, i + 1])));
+            nodes.push(N::String("lol".into()));
+            nodes
+        }
+        "outOfRange" => vec![obj("a", 99)],
+        "maxIndex" => vec![obj("a", u32::MAX)],
+        "deep" => {
+            let depth = depth.max(2);
+            let mut nodes = Vec::with_capacity(depth as usize + 1);
+            nodes.push(obj("deep", 1));
+            nodes.extend((1..depth).map(|i| N::Array(vec![i + 1])));
+            nodes.push(N::Null);
+            nodes
+        }
+        "rootNotObject" => vec![N::String("not an object".into())],
+        "empty" => vec![],
+        "duplicateKeys" => vec![N::Object(vec![("a".into(), 1), ("a".into(), 2)]), N::Null, N::Bool(true)],
+        "archiveMember" => vec![
+            obj("archive", 1),
+            N::Archive(t::Archive { hash: None, source: Some(t::ArchiveSource::Assets(vec![("m".into(), 2)])) }),
+            N::Number(1.0),
+        ],
+        _ => return None,
+    }))
+}
+
+/// The raw export: `huge` and `malformed` answer here; everything else goes
+/// to the SDK's adapter around [`Hostile`].
+pub struct Raw;
+
+type Sdk = Adapter<Hostile>;
+
+impl rp::Guest for Raw {
+    fn get_plugin_info() -> rp::PluginInfo {
+        <Sdk as rp::Guest>::get_plugin_info()
+    }
+    fn parameterize(req: rp::ParameterizeRequest) -> Result<rp::PackageRef, t::Error> {
+        <Sdk as rp::Guest>::parameterize(req)
+    }
+    fn get_schema(req: rp::GetSchemaRequest) -> Result<String, t::Error> {
+        <Sdk as rp::Guest>::get_schema(req)
+    }
+    fn check_config(req: rp::CheckRequest) -> Result<rp::CheckResponse, t::Error> {
+        <Sdk as rp::Guest>::check_config(req)
+    }
+    fn diff_config(req: rp::DiffRequest) -> Result<rp::DiffResponse, t::Error> {
+        <Sdk as rp::Guest>::diff_config(req)
+    }
+    fn configure(req: rp::ConfigureRequest) -> Result<rp::ConfigureResponse, t::Error> {
+        <Sdk as rp::Guest>::configure(req)
+    }
+    fn invoke(req: rp::InvokeRequest) -> Result<rp::InvokeResponse, t::Error> {
+        match req.token.as_str() {
+            "hostile:index:huge" => huge(&args_of(&req)),
+            "hostile:index:malformed" => {
+                let args = args_of(&req);
+                let kind = args.get("kind").and_then(Value::as_str).unwrap_or("cycle");
+                let depth = arg_num(&args, "depth", 1_000_000.0) as u32;
+                let outputs = malformed(kind, depth)
+                    .ok_or_else(|| t::Error::InvalidArgument(format!("unknown malformed kind {kind:?}")))?;
+                Ok(rp::InvokeResponse { outputs, failures: vec![] })
+            }
+            _ => <Sdk as rp::Guest>::invoke(req),
+        }
+    }
+    fn call(req: rp::CallRequest) -> Result<rp::CallResponse, t::Error> {
+        <Sdk as rp::Guest>::call(req)
+    }
+    fn check(req: rp::CheckRequest) -> Result<rp::CheckResponse, t::Error> {
+        <Sdk as rp::Guest>::check(req)
+    }
+    fn diff(req: rp::DiffRequest) -> Result<rp::DiffResponse, t::Error> {
+        <Sdk as rp::Guest>::diff(req)
+    }
+    fn create(req: rp::CreateRequest) -> Result<rp::CreateResponse, t::Error> {
+        <Sdk as rp::Guest>::create(req)
+    }
+    fn read(req: rp::ReadRequest) -> Result<rp::ReadResponse, t::Error> {
+        <Sdk as rp::Guest>::read(req)
+    }
+    fn update(req: rp::UpdateRequest) -> Result<rp::UpdateResponse, t::Error> {
+        <Sdk as rp::Guest>::update(req)
+    }
+    fn delete(req: rp::DeleteRequest) -> Result<(), t::Error> {
+        <Sdk as rp::Guest>::delete(req)
+    }
+    fn construct(req: rp::ConstructRequest) -> Result<rp::ConstructResponse, t::Error> {
+        <Sdk as rp::Guest>::construct(req)
+    }
+    fn list(req: rp::ListRequest) -> Result<rp::ListResponse, t::Error> {
+        <Sdk as rp::Guest>::list(req)
+    }
+    fn get_mapping(key: String, provider: String) -> Result<Option<rp::Mapping>, t::Error> {
+        <Sdk as rp::Guest>::get_mapping(key, provider)
+    }
+    fn get_mappings(key: String) -> Result<Vec<String>, t::Error> {
+        <Sdk as rp::Guest>::get_mappings(key)
+    }
+    fn cancel() {
+        <Sdk as rp::Guest>::cancel()
+    }
+}
+
+#[cfg(target_arch = "wasm32")]
+pulumi_wasm_sdk::__private::export_world!(Raw with_types_in pulumi_wasm_sdk::__private::wit);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_malformed_kind_is_built() {
+        for kind in [
+            "cycle",
+            "backwards",
+            "shared",
+            "laughs",
+            "outOfRange",
+            "maxIndex",
+            "rootNotObject",
+            "empty",
+            "duplicateKeys",
+            "archiveMember",
+        ] {
+            assert!(malformed(kind, 0).is_some(), "{kind}");
+        }
+        assert_eq!(malformed("deep", 10).unwrap().nodes.len(), 11);
+        assert!(malformed("nope", 0).is_none());
+    }
+
+    #[test]
+    fn args_are_read_from_the_raw_request() {
+        let req = rp::InvokeRequest {
+            token: "hostile:index:huge".into(),
+            args: raw(vec![
+                t::Node::Object(vec![("mb".into(), 1), ("shape".into(), 2)]),
+                t::Node::Number(1.0),
+                t::Node::String("nodes".into()),
+            ]),
+            preview: false,
+        };
+        let resp = huge(&args_of(&req)).unwrap();
+        assert_eq!(resp.outputs.nodes.len(), ((1 << 20) / 40) + 2);
+    }
+}
