@@ -5,8 +5,17 @@
 use prost::Message;
 use std::{env, fs, path::PathBuf};
 
-/// Our proto files; `alias.proto` and `plugin.proto` come in as imports of `provider.proto`.
-const PROTOS: &[&str] = &["pulumi/alias.proto", "pulumi/plugin.proto", "pulumi/engine.proto", "pulumi/provider.proto"];
+/// Our proto files; `alias.proto` and `plugin.proto` come in as imports of `provider.proto`,
+/// `source.proto` and `callback.proto` as imports of `resource.proto`.
+const PROTOS: &[&str] = &[
+    "pulumi/alias.proto",
+    "pulumi/plugin.proto",
+    "pulumi/engine.proto",
+    "pulumi/provider.proto",
+    "pulumi/source.proto",
+    "pulumi/callback.proto",
+    "pulumi/resource.proto",
+];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("cargo:rerun-if-changed=pulumi");

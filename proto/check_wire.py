@@ -21,7 +21,15 @@ import sys
 import types
 
 EXPECTED_PULUMI_VERSION = "3.272.0"
-EXPECTED_FILES = ["pulumi/alias.proto", "pulumi/plugin.proto", "pulumi/engine.proto", "pulumi/provider.proto"]
+EXPECTED_FILES = [
+    "pulumi/alias.proto",
+    "pulumi/plugin.proto",
+    "pulumi/engine.proto",
+    "pulumi/provider.proto",
+    "pulumi/source.proto",
+    "pulumi/callback.proto",
+    "pulumi/resource.proto",
+]
 INSTALL_HINT = f"pip install pulumi=={EXPECTED_PULUMI_VERSION}"
 
 # (service, method) -> (input_type, output_type, client_streaming, server_streaming) that we

@@ -31,9 +31,9 @@ fn run() -> anyhow::Result<()> {
     match plugin_name {
         Some(_) => {
             let cli = PluginCli::parse();
-            let component = plugin_component()?;
+            let (exe, component) = plugin_component()?;
             init_logging(&cli.engine);
-            let beside = sibling(&component, "policy.toml");
+            let beside = sibling(&exe, "policy.toml");
             runtime.block_on(run_serve(&component, cli.engine, cli.runtime, Some(&beside)))
         }
         None => match Cli::parse().command {
@@ -62,14 +62,15 @@ fn sibling(path: &Path, suffix: &str) -> PathBuf {
     PathBuf::from(p)
 }
 
-/// A packed plugin keeps its component next to itself as `<exe>.wasm`.
-fn plugin_component() -> anyhow::Result<PathBuf> {
+/// A packed plugin keeps its component next to itself as `<exe>.wasm`;
+/// returns the executable and the component.
+fn plugin_component() -> anyhow::Result<(PathBuf, PathBuf)> {
     let exe = std::env::current_exe().context("locating this executable")?;
     let wasm = sibling(&exe, "wasm");
     if !wasm.is_file() {
         bail!("no component at {} (a packed plugin keeps it beside {})", wasm.display(), exe.display());
     }
-    Ok(wasm)
+    Ok((exe, wasm))
 }
 
 fn init_logging(engine: &EngineArgs) {

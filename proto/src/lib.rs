@@ -1,5 +1,6 @@
 //! Rust bindings for the `pulumirpc` gRPC protocol (resource providers, engine, plugin
-//! metadata), generated at build time from our own `.proto` files in `proto/pulumi/`.
+//! metadata, the resource monitor), generated at build time from our own `.proto` files in
+//! `proto/pulumi/`.
 //! Those files are wire-identical to the descriptors published in pulumi 3.272.0 (plus the
 //! deprecated `ResourceProvider.StreamInvoke`); `tests/wire.rs` checks this.
 //!
@@ -8,7 +9,8 @@
 //! * messages: `pulumirpc::CreateRequest`, `pulumirpc::check_request::AutonamingOptions`, ...
 //! * servers: `pulumirpc::resource_provider_server::{ResourceProvider, ResourceProviderServer}`
 //! * clients: `pulumirpc::engine_client::EngineClient`,
-//!   `pulumirpc::resource_provider_client::ResourceProviderClient`
+//!   `pulumirpc::resource_provider_client::ResourceProviderClient`,
+//!   `pulumirpc::resource_monitor_client::ResourceMonitorClient`
 //!
 //! Google well-known types (`Struct`, `Value`, `Empty`) are those of [`prost_types`]
 //! (`Empty` maps to `()`).
@@ -20,6 +22,14 @@ mod generated {
 }
 
 pub use generated::*;
+
+// `resource.proto` has an enum named `Result` (how a program run ended). Re-exported at
+// the root it would shadow the prelude's `Result` in every `use pulumirpc::*`; so the
+// root's `Result` stays the standard one and the enum is `ProgramResult` here
+// (`generated::Result` inside the generated code).
+pub use generated::Result as ProgramResult;
+#[doc(hidden)]
+pub use std::result::Result;
 
 /// Encoded `google.protobuf.FileDescriptorSet` of our proto files (and the Google
 /// well-known types they import), as compiled by `build.rs`. Useful for gRPC reflection

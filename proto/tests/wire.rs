@@ -35,7 +35,15 @@ fn wire_identical_to_published_pulumi_descriptors() {
 fn descriptor_set_has_our_files_and_stream_invoke() {
     let fds = FileDescriptorSet::decode(pulumirpc::FILE_DESCRIPTOR_SET).expect("decode");
     let names: Vec<&str> = fds.file.iter().map(|f| f.name()).collect();
-    for want in ["pulumi/alias.proto", "pulumi/plugin.proto", "pulumi/engine.proto", "pulumi/provider.proto"] {
+    for want in [
+        "pulumi/alias.proto",
+        "pulumi/plugin.proto",
+        "pulumi/engine.proto",
+        "pulumi/provider.proto",
+        "pulumi/source.proto",
+        "pulumi/callback.proto",
+        "pulumi/resource.proto",
+    ] {
         assert!(names.contains(&want), "{want} missing from {names:?}");
     }
     let provider = fds.file.iter().find(|f| f.name() == "pulumi/provider.proto").unwrap();

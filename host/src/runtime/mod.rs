@@ -1,16 +1,19 @@
 //! The WebAssembly side: engine, compiled-artifact cache, instance pool.
 //! Knows nothing of gRPC; the server layer drives it with WIT-typed calls.
 
+mod backend;
 pub mod bindings;
 mod cache;
 mod engine;
 mod http;
+mod monitor;
 mod needs;
 pub mod policy;
 mod pool;
 mod sandbox;
 mod state;
 
+pub use backend::{Backend, CallError, CallResult};
 pub use cache::ArtifactCache;
 pub use engine::{LoadedProvider, Runtime, RuntimeConfig};
 pub use http::is_public;

@@ -2,7 +2,7 @@
 //! in parallel. Every instance sees the same `parameterize`/`configure` calls:
 //! the pool records them and replays them into instances that missed them.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
@@ -13,8 +13,12 @@ use super::RuntimeError;
 use super::bindings::latest::{Provider, ProviderPre};
 use super::bindings::rp;
 use super::engine::Runtime;
+use super::monitor::MonitorScope;
 use super::sandbox::Sandbox;
 use super::state::{GuestLog, HostState};
+
+/// Instances whose linear memory grew beyond this are not reused.
+const RECYCLE_ABOVE: usize = 64 << 20;
 
 /// A call that changes provider state and must reach every instance.
 #[derive(Clone, Debug)]
@@ -41,6 +45,7 @@ pub struct Pool {
     runtime: Arc<Runtime>,
     pre: ProviderPre<HostState>,
     logs: mpsc::Sender<GuestLog>,
+    queued_logs: Arc<AtomicUsize>,
     sandbox: RwLock<Arc<Sandbox>>,
     idle: Mutex<Vec<Instance>>,
     permits: Semaphore,
@@ -53,7 +58,17 @@ impl Pool {
         let permits = Semaphore::new(runtime.config.max_instances.max(1));
         let sandbox = RwLock::new(Arc::new(Sandbox::deny_all(&runtime.config)));
         let cancel = Cancellation { flag: Arc::default(), interrupt_at: watch::Sender::new(None) };
-        Pool { runtime, pre, logs, sandbox, idle: Mutex::default(), permits, setup: Mutex::default(), cancel }
+        Pool {
+            runtime,
+            pre,
+            logs,
+            queued_logs: Arc::default(),
+            sandbox,
+            idle: Mutex::default(),
+            permits,
+            setup: Mutex::default(),
+            cancel,
+        }
     }
 
     /// Runs later instances under `sandbox`; instances made before are dropped.
@@ -85,7 +100,7 @@ impl Pool {
     }
 
     async fn instantiate(&self, sandbox: &Sandbox) -> Result<Instance, RuntimeError> {
-        let state = HostState::new(sandbox, self.logs.clone(), self.cancel.flag.clone());
+        let state = HostState::new(sandbox, self.logs.clone(), self.queued_logs.clone(), self.cancel.flag.clone());
         let mut store = Store::new(self.runtime.engine(), state);
         store.limiter(|s| &mut s.limits);
         // Start-up code runs during instantiation, so it gets a deadline too.
@@ -145,6 +160,16 @@ impl Pool {
         self.cancel.flag.load(Ordering::Relaxed)
     }
 
+    /// Returns a healthy instance to the pool, unless its memory has grown
+    /// past [`RECYCLE_ABOVE`]: dropping it gives that memory back.
+    fn release(&self, inst: Instance) {
+        if inst.store.data().limits.memory > RECYCLE_ABOVE {
+            tracing::debug!("recycling an instance that grew to {} MiB", inst.store.data().limits.memory >> 20);
+            return;
+        }
+        self.idle.lock().expect("pool lock").push(inst);
+    }
+
     fn setup_snapshot(&self) -> Arc<Vec<SetupCall>> {
         self.setup.lock().expect("setup lock").clone()
     }
@@ -181,6 +206,14 @@ impl<'a> Lease<'a> {
         (inst.guest.pulumi_provider_resource_provider(), &mut inst.store)
     }
 
+    /// Opens the resource monitor to the guest for this call (`construct`,
+    /// `call`); the lease closes it again when it ends.
+    pub(super) fn open_monitor(&mut self, scope: MonitorScope) {
+        if let Some(inst) = self.inst.as_mut() {
+            inst.store.data_mut().monitor = Some(scope);
+        }
+    }
+
     pub fn pool(&self) -> &'a Pool {
         self.pool
     }
@@ -197,10 +230,11 @@ impl<'a> Lease<'a> {
 
     /// Ends the lease with the outcome of a guest call.
     pub fn finish<T>(mut self, outcome: wasmtime::Result<T>) -> Result<T, RuntimeError> {
-        let inst = self.inst.take().expect("lease holds an instance until finished");
+        let mut inst = self.inst.take().expect("lease holds an instance until finished");
+        inst.store.data_mut().monitor = None;
         match outcome {
             Ok(v) => {
-                self.pool.idle.lock().expect("pool lock").push(inst);
+                self.pool.release(inst);
                 Ok(v)
             }
             Err(e) => Err(self.fault(e, &inst)),
@@ -219,7 +253,7 @@ impl<'a> Lease<'a> {
         *setup = Arc::new(calls);
         drop(setup);
         if let Some(inst) = self.inst.take() {
-            self.pool.idle.lock().expect("pool lock").push(inst);
+            self.pool.release(inst);
         }
     }
 

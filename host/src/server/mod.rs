@@ -1,5 +1,6 @@
-//! The gRPC surface: `pulumirpc.ResourceProvider` over a loaded component,
-//! the link back to the engine, and the plugin process lifecycle.
+//! The gRPC surface: `pulumirpc.ResourceProvider` over a loaded component
+//! (or any other [`Backend`](crate::runtime::Backend)), the link back to the
+//! engine, and the plugin process lifecycle.
 
 mod engine;
 mod provider;
@@ -7,5 +8,5 @@ mod serve;
 mod status;
 
 pub use engine::EngineLink;
-pub use provider::WasmProvider;
+pub use provider::{ProviderService, WasmProvider};
 pub use serve::{ServeOptions, serve};

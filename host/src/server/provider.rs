@@ -1,11 +1,13 @@
-//! `pulumirpc.ResourceProvider` served by a WebAssembly component.
+//! `pulumirpc.ResourceProvider` served by a [`Backend`]: a WebAssembly
+//! component's instance pool, or a provider running natively in-process.
 //!
-//! Every guest-backed RPC goes through one path (`unary!`): translate the
-//! request, lease an instance, call the export, translate the response, map
-//! errors in one place. Only the protocol RPCs the host answers itself
-//! (Handshake, GetPluginInfo, Attach, Cancel) are written out.
+//! Every provider-backed RPC goes through one path (`unary!`): translate the
+//! request, call the backend's export, translate the response, map errors in
+//! one place. Only the protocol RPCs the host answers itself (Handshake,
+//! GetPluginInfo, Attach, Cancel) are written out.
 
 use std::pin::Pin;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -20,22 +22,40 @@ use super::status;
 use crate::convert::requests::IntoWire;
 use crate::convert::value::WireOptions;
 use crate::runtime::bindings::rp;
-use crate::runtime::{LoadedProvider, SetupCall};
+use crate::runtime::{Backend, CallError, LoadedProvider, Pool};
 
-pub struct WasmProvider {
-    loaded: LoadedProvider,
+/// The gRPC service of one provider, whatever runs it.
+pub struct ProviderService<B: Backend> {
+    backend: Arc<B>,
+    version: String,
     engine: EngineLink,
     byte_strings: AtomicBool,
     shutdown: watch::Sender<bool>,
 }
 
-impl WasmProvider {
+/// A WebAssembly component served over gRPC.
+pub type WasmProvider = ProviderService<Pool>;
+
+impl ProviderService<Pool> {
     pub fn new(loaded: LoadedProvider, engine: EngineLink) -> Self {
-        WasmProvider { loaded, engine, byte_strings: AtomicBool::new(false), shutdown: watch::Sender::new(false) }
+        ProviderService::with_backend(loaded.pool, &loaded.version, engine)
+    }
+}
+
+impl<B: Backend> ProviderService<B> {
+    /// Serves `backend` as version `version` of its package.
+    pub fn with_backend(backend: Arc<B>, version: &semver::Version, engine: EngineLink) -> Self {
+        ProviderService {
+            backend,
+            version: version.to_string(),
+            engine,
+            byte_strings: AtomicBool::new(false),
+            shutdown: watch::Sender::new(false),
+        }
     }
 
-    pub fn loaded(&self) -> &LoadedProvider {
-        &self.loaded
+    pub fn backend(&self) -> &Arc<B> {
+        &self.backend
     }
 
     /// Resolves once the engine has sent `Cancel`.
@@ -49,6 +69,10 @@ impl WasmProvider {
     fn wire(&self) -> WireOptions {
         WireOptions { byte_strings: self.byte_strings.load(Ordering::Relaxed) }
     }
+
+    fn failed(&self, e: CallError) -> Status {
+        status::call(e, self.wire())
+    }
 }
 
 /// How long in-flight calls may finish after Cancel before they are
@@ -60,24 +84,7 @@ fn deadline(seconds: f64) -> Option<Duration> {
     (seconds.is_finite() && seconds > 0.0).then(|| Duration::from_secs_f64(seconds.min(7.0 * 86_400.0)))
 }
 
-/// Calls one guest export on a leased instance; yields the export's `Ok` value.
-macro_rules! guest_call {
-    ($self:ident, $timeout:expr, $method:ident ( $($arg:expr),* )) => {{
-        let wire = $self.wire();
-        let pool = &$self.loaded.pool;
-        let mut lease = pool.lease($timeout).await.map_err(|e| status::runtime(e, wire))?;
-        let limit = lease.timeout();
-        let (guest, store) = lease.parts();
-        let outcome = pool.bounded(limit, guest.$method(store, $($arg),*)).await;
-        let denials = lease.denials();
-        lease
-            .finish(outcome)
-            .map_err(|e| status::runtime(e, wire))?
-            .map_err(|e| status::guest(e, wire, &denials))?
-    }};
-}
-
-/// The whole life of a guest-backed unary RPC.
+/// The whole life of a provider-backed unary RPC.
 macro_rules! unary {
     ($self:ident, $request:ident, $method:ident) => {
         unary!($self, $request, $method, |_r| None)
@@ -85,34 +92,9 @@ macro_rules! unary {
     ($self:ident, $request:ident, $method:ident, $timeout:expr) => {{
         let wire_req = $request.into_inner();
         let wit_req = TryFrom::try_from(&wire_req).map_err(status::bad_request)?;
-        let out = guest_call!($self, ($timeout)(&wire_req), $method(&wit_req));
-        Ok(Response::new(out.into_wire($self.wire()).map_err(status::bad_response)?))
-    }};
-}
-
-/// A call every instance must see: on success it is recorded so the pool
-/// replays it into instances that did not run it.
-macro_rules! setup_call {
-    ($self:ident, $request:ident, $wit:ty, $method:ident, $record:path) => {{
-        let wit_req = <$wit>::try_from($request.get_ref()).map_err(status::bad_request)?;
-        let wire = $self.wire();
-        let pool = &$self.loaded.pool;
-        let mut lease = pool.lease(None).await.map_err(|e| status::runtime(e, wire))?;
-        let limit = lease.timeout();
-        let (guest, store) = lease.parts();
-        let out = match pool.bounded(limit, guest.$method(store, &wit_req)).await {
-            Ok(Ok(r)) => {
-                lease.record($record(wit_req));
-                r
-            }
-            other => {
-                let denials = lease.denials();
-                lease
-                    .finish(other)
-                    .map_err(|e| status::runtime(e, wire))?
-                    .map_err(|e| status::guest(e, wire, &denials))?
-            }
-        };
+        let timeout = ($timeout)(&wire_req);
+        drop(wire_req);
+        let out = $self.backend.$method(timeout, wit_req).await.map_err(|e| $self.failed(e))?;
         Ok(Response::new(out.into_wire($self.wire()).map_err(status::bad_response)?))
     }};
 }
@@ -120,7 +102,7 @@ macro_rules! setup_call {
 type Streamed<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send + 'static>>;
 
 #[tonic::async_trait]
-impl ResourceProvider for WasmProvider {
+impl<B: Backend> ResourceProvider for ProviderService<B> {
     async fn handshake(
         &self,
         request: Request<pb::ProviderHandshakeRequest>,
@@ -145,33 +127,33 @@ impl ResourceProvider for WasmProvider {
         &self,
         request: Request<pb::ParameterizeRequest>,
     ) -> Result<Response<pb::ParameterizeResponse>, Status> {
-        setup_call!(self, request, rp::ParameterizeRequest, call_parameterize, SetupCall::Parameterize)
+        unary!(self, request, parameterize)
     }
 
     async fn get_schema(
         &self,
         request: Request<pb::GetSchemaRequest>,
     ) -> Result<Response<pb::GetSchemaResponse>, Status> {
-        unary!(self, request, call_get_schema)
+        unary!(self, request, get_schema)
     }
 
     async fn check_config(&self, request: Request<pb::CheckRequest>) -> Result<Response<pb::CheckResponse>, Status> {
-        unary!(self, request, call_check_config)
+        unary!(self, request, check_config)
     }
 
     async fn diff_config(&self, request: Request<pb::DiffRequest>) -> Result<Response<pb::DiffResponse>, Status> {
-        unary!(self, request, call_diff_config)
+        unary!(self, request, diff_config)
     }
 
     async fn configure(
         &self,
         request: Request<pb::ConfigureRequest>,
     ) -> Result<Response<pb::ConfigureResponse>, Status> {
-        setup_call!(self, request, rp::ConfigureRequest, call_configure, SetupCall::Configure)
+        unary!(self, request, configure)
     }
 
     async fn invoke(&self, request: Request<pb::InvokeRequest>) -> Result<Response<pb::InvokeResponse>, Status> {
-        unary!(self, request, call_invoke)
+        unary!(self, request, invoke)
     }
 
     type StreamInvokeStream = Streamed<pb::InvokeResponse>;
@@ -186,57 +168,57 @@ impl ResourceProvider for WasmProvider {
     }
 
     async fn call(&self, request: Request<pb::CallRequest>) -> Result<Response<pb::CallResponse>, Status> {
-        unary!(self, request, call_call)
+        unary!(self, request, call)
     }
 
     async fn check(&self, request: Request<pb::CheckRequest>) -> Result<Response<pb::CheckResponse>, Status> {
-        unary!(self, request, call_check)
+        unary!(self, request, check)
     }
 
     async fn diff(&self, request: Request<pb::DiffRequest>) -> Result<Response<pb::DiffResponse>, Status> {
-        unary!(self, request, call_diff)
+        unary!(self, request, diff)
     }
 
     async fn create(&self, request: Request<pb::CreateRequest>) -> Result<Response<pb::CreateResponse>, Status> {
-        unary!(self, request, call_create, |r: &pb::CreateRequest| deadline(r.timeout))
+        unary!(self, request, create, |r: &pb::CreateRequest| deadline(r.timeout))
     }
 
     async fn read(&self, request: Request<pb::ReadRequest>) -> Result<Response<pb::ReadResponse>, Status> {
-        unary!(self, request, call_read, |r: &pb::ReadRequest| deadline(r.timeout))
+        unary!(self, request, read, |r: &pb::ReadRequest| deadline(r.timeout))
     }
 
     type ListStream = Streamed<pb::ListResponse>;
 
     async fn list(&self, request: Request<pb::ListRequest>) -> Result<Response<Self::ListStream>, Status> {
         let wit_req = rp::ListRequest::try_from(request.get_ref()).map_err(status::bad_request)?;
-        let out = guest_call!(self, None, call_list(&wit_req));
+        let out = self.backend.list(None, wit_req).await.map_err(|e| self.failed(e))?;
         let messages = out.into_wire(self.wire()).map_err(status::bad_response)?;
         Ok(Response::new(Box::pin(futures::stream::iter(messages.into_iter().map(Ok)))))
     }
 
     async fn update(&self, request: Request<pb::UpdateRequest>) -> Result<Response<pb::UpdateResponse>, Status> {
-        unary!(self, request, call_update, |r: &pb::UpdateRequest| deadline(r.timeout))
+        unary!(self, request, update, |r: &pb::UpdateRequest| deadline(r.timeout))
     }
 
     async fn delete(&self, request: Request<pb::DeleteRequest>) -> Result<Response<()>, Status> {
-        unary!(self, request, call_delete, |r: &pb::DeleteRequest| deadline(r.timeout))
+        unary!(self, request, delete, |r: &pb::DeleteRequest| deadline(r.timeout))
     }
 
     async fn construct(
         &self,
         request: Request<pb::ConstructRequest>,
     ) -> Result<Response<pb::ConstructResponse>, Status> {
-        unary!(self, request, call_construct)
+        unary!(self, request, construct)
     }
 
     async fn cancel(&self, _request: Request<()>) -> Result<Response<()>, Status> {
-        self.loaded.pool.cancel(CANCEL_GRACE).await;
+        self.backend.cancel(CANCEL_GRACE).await;
         self.shutdown.send_replace(true);
         Ok(Response::new(()))
     }
 
     async fn get_plugin_info(&self, _request: Request<()>) -> Result<Response<pb::PluginInfo>, Status> {
-        Ok(Response::new(pb::PluginInfo { version: self.loaded.version.to_string() }))
+        Ok(Response::new(pb::PluginInfo { version: self.version.clone() }))
     }
 
     async fn attach(&self, request: Request<pb::PluginAttach>) -> Result<Response<()>, Status> {
@@ -253,7 +235,7 @@ impl ResourceProvider for WasmProvider {
         request: Request<pb::GetMappingRequest>,
     ) -> Result<Response<pb::GetMappingResponse>, Status> {
         let r = request.into_inner();
-        let out = guest_call!(self, None, call_get_mapping(&r.key, &r.provider));
+        let out = self.backend.get_mapping(None, r.key, r.provider).await.map_err(|e| self.failed(e))?;
         Ok(Response::new(out.into_wire(self.wire()).map_err(status::bad_response)?))
     }
 
@@ -262,7 +244,7 @@ impl ResourceProvider for WasmProvider {
         request: Request<pb::GetMappingsRequest>,
     ) -> Result<Response<pb::GetMappingsResponse>, Status> {
         let r = request.into_inner();
-        let out = guest_call!(self, None, call_get_mappings(&r.key));
+        let out = self.backend.get_mappings(None, r.key).await.map_err(|e| self.failed(e))?;
         Ok(Response::new(out.into_wire(self.wire()).map_err(status::bad_response)?))
     }
 }

@@ -9,7 +9,8 @@ use pulumirpc::resource_provider_server::ResourceProviderServer;
 use tokio::net::TcpListener;
 use tokio_stream::wrappers::TcpListenerStream;
 
-use super::provider::WasmProvider;
+use super::provider::ProviderService;
+use crate::runtime::Backend;
 
 /// The engine's own limit for plugin messages.
 const MAX_MESSAGE_BYTES: usize = 400 << 20;
@@ -28,12 +29,12 @@ impl Default for ServeOptions {
 }
 
 /// Serves until the engine cancels or the process is interrupted.
-pub async fn serve(provider: WasmProvider, options: ServeOptions) -> std::io::Result<()> {
+pub async fn serve<B: Backend>(provider: ProviderService<B>, options: ServeOptions) -> std::io::Result<()> {
     let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
     let port = listener.local_addr()?.port();
 
     let (health, health_service) = tonic_health::server::health_reporter();
-    health.set_serving::<ResourceProviderServer<Arc<WasmProvider>>>().await;
+    health.set_serving::<ResourceProviderServer<Arc<ProviderService<B>>>>().await;
 
     let provider = Arc::new(provider);
     let cancelled = provider.cancelled();

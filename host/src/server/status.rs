@@ -5,8 +5,8 @@ use tonic::{Code, Status};
 
 use crate::convert::requests::init_failure;
 use crate::convert::value::{ConvertError, WireOptions};
-use crate::runtime::RuntimeError;
 use crate::runtime::bindings::types;
+use crate::runtime::{CallError, RuntimeError};
 
 /// A request the host could not translate: the caller's fault.
 pub fn bad_request(e: ConvertError) -> Status {
@@ -47,6 +47,14 @@ pub fn runtime(e: RuntimeError, o: WireOptions) -> Status {
             }
         }
         None => Status::new(code, message),
+    }
+}
+
+/// An export call that failed, either way.
+pub fn call(e: CallError, o: WireOptions) -> Status {
+    match e {
+        CallError::Runtime(e) => runtime(e, o),
+        CallError::Provider { error, denials } => guest(error, o, &denials),
     }
 }
 

@@ -1,0 +1,126 @@
+//! What the gRPC server calls: one method per `resource-provider` export, in
+//! the host's WIT types. The wasm [`Pool`] is one implementation; a provider
+//! compiled natively and run in-process (crate `pulumi-wasm-native`) is the
+//! other, so both are served by exactly the same server code.
+
+use std::time::Duration;
+
+use super::RuntimeError;
+use super::bindings::{rp, types};
+use super::monitor::WithMonitor;
+use super::pool::{Lease, Pool, SetupCall};
+
+/// Why an export call has no result.
+#[derive(Debug)]
+pub enum CallError {
+    /// The call did not complete: a crash, a deadline, a cancellation, a
+    /// failed instantiation or replay.
+    Runtime(RuntimeError),
+    /// The provider answered with an error. `denials` are what the sandbox
+    /// refused during the call, each naming the grant that would allow it.
+    Provider { error: types::Error, denials: Vec<String> },
+}
+
+pub type CallResult<T> = Result<T, CallError>;
+
+impl From<RuntimeError> for CallError {
+    fn from(e: RuntimeError) -> Self {
+        CallError::Runtime(e)
+    }
+}
+
+/// Declares [`Backend`] from the list of exports and implements it for the
+/// wasm [`Pool`]: lease an instance, call the export within the deadline,
+/// settle the lease. An export marked `replay` is recorded on success so that
+/// every other instance receives it before its next call. An export marked
+/// `monitor` opens the request's resource monitor to the guest for the call.
+macro_rules! exports {
+    ($(
+        $(#[$doc:meta])*
+        $name:ident => $export:ident ( $($arg:ident : $ty:ty),* ) -> $ret:ty $(, replay $setup:path [$sarg:ident])? $(, monitor [$marg:ident])? ;
+    )*) => {
+        /// A provider's exports. `timeout` bounds the call (the provider's
+        /// default when `None`); how it is enforced is the backend's business.
+        pub trait Backend: Send + Sync + 'static {
+            $(
+                $(#[$doc])*
+                fn $name(
+                    &self,
+                    timeout: Option<Duration>,
+                    $($arg: $ty),*
+                ) -> impl Future<Output = CallResult<$ret>> + Send;
+            )*
+
+            /// The engine cancelled: calls in progress should stop; those still
+            /// running after `grace` may be interrupted.
+            fn cancel(&self, grace: Duration) -> impl Future<Output = ()> + Send;
+        }
+
+        impl Backend for Pool {
+            $(
+                async fn $name(&self, timeout: Option<Duration>, $($arg: $ty),*) -> CallResult<$ret> {
+                    let mut lease = self.lease(timeout).await?;
+                    $(lease.open_monitor(WithMonitor::monitor_scope(&$marg));)?
+                    let limit = lease.timeout();
+                    let (guest, store) = lease.parts();
+                    let outcome = self.bounded(limit, guest.$export(store, $(&$arg),*)).await;
+                    settle(lease, outcome, [$($setup($sarg))?].into_iter().next())
+                }
+            )*
+
+            fn cancel(&self, grace: Duration) -> impl Future<Output = ()> + Send {
+                Pool::cancel(self, grace)
+            }
+        }
+    };
+}
+
+exports! {
+    /// Recorded and replayed into every instance.
+    parameterize => call_parameterize(req: rp::ParameterizeRequest) -> rp::PackageRef,
+        replay SetupCall::Parameterize [req];
+    get_schema => call_get_schema(req: rp::GetSchemaRequest) -> String;
+    check_config => call_check_config(req: rp::CheckRequest) -> rp::CheckResponse;
+    diff_config => call_diff_config(req: rp::DiffRequest) -> rp::DiffResponse;
+    /// Recorded and replayed into every instance.
+    configure => call_configure(req: rp::ConfigureRequest) -> rp::ConfigureResponse,
+        replay SetupCall::Configure [req];
+    invoke => call_invoke(req: rp::InvokeRequest) -> rp::InvokeResponse;
+    /// The guest may use the resource monitor.
+    call => call_call(req: rp::CallRequest) -> rp::CallResponse, monitor [req];
+    check => call_check(req: rp::CheckRequest) -> rp::CheckResponse;
+    diff => call_diff(req: rp::DiffRequest) -> rp::DiffResponse;
+    create => call_create(req: rp::CreateRequest) -> rp::CreateResponse;
+    read => call_read(req: rp::ReadRequest) -> rp::ReadResponse;
+    update => call_update(req: rp::UpdateRequest) -> rp::UpdateResponse;
+    delete => call_delete(req: rp::DeleteRequest) -> ();
+    /// The guest may use the resource monitor.
+    construct => call_construct(req: rp::ConstructRequest) -> rp::ConstructResponse, monitor [req];
+    list => call_list(req: rp::ListRequest) -> rp::ListResponse;
+    get_mapping => call_get_mapping(key: String, provider: String) -> Option<rp::Mapping>;
+    get_mappings => call_get_mappings(key: String) -> Vec<String>;
+}
+
+/// Ends a lease with the outcome of an export call. The instance goes back
+/// to the pool unless it trapped; a successful setup call is recorded.
+fn settle<T>(
+    lease: Lease<'_>,
+    outcome: wasmtime::Result<Result<T, types::Error>>,
+    setup: Option<SetupCall>,
+) -> CallResult<T> {
+    match outcome {
+        Ok(Ok(value)) => {
+            match setup {
+                Some(call) => lease.record(call),
+                None => lease.finish(Ok(()))?,
+            };
+            Ok(value)
+        }
+        Ok(Err(error)) => {
+            let denials = lease.denials();
+            lease.finish(Ok(()))?;
+            Err(CallError::Provider { error, denials })
+        }
+        Err(trap) => Ok(lease.finish(Err(trap))?),
+    }
+}

@@ -1,0 +1,315 @@
+//! Component providers through the real host process: Construct and Call of
+//! the `pets` example against a stand-in `ResourceMonitor` that records what
+//! it receives (registrations, parents, options, dependencies, outputs), and
+//! the monitor refused outside Construct and Call (`probe` test guest).
+
+use std::collections::HashMap;
+
+use e2e_tests::monitor::{id_of, urn};
+use e2e_tests::{Plugin, TestEngine, TestMonitor, component, from_struct, to_struct};
+use pulumirpc::*;
+use serde_json::{Value as Json, json};
+use tonic::Code;
+
+const KENNEL: &str = "pets:index:Kennel";
+const PET: &str = "random:index:RandomPet";
+const STACK_URN: &str = "urn:pulumi:dev::proj::pulumi:pulumi:Stack::proj-dev";
+const DEP_URN: &str = "urn:pulumi:dev::proj::random:index:RandomString::owner-name";
+const OTHER_DEP: &str = "urn:pulumi:dev::proj::random:index:RandomId::other";
+const PROVIDER_REF: &str = "urn:pulumi:dev::proj::pulumi:providers:random::default::prov-1";
+const SIG_KEY: &str = "4dabf18193072939515e22adb298388d";
+const SECRET_SIG: &str = "1b47061264138c4ac30d75fd1eb44270";
+const OUTPUT_SIG: &str = "d0e6a833031e9bbcd3f4e8bde6ca49a4";
+const RESOURCE_REF_SIG: &str = "5cf8f73096256a8f31e491e813e4eb8e";
+const UNKNOWN: &str = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
+const NOT_AVAILABLE: &str = "the resource monitor is only available during construct and call";
+
+fn secret(v: Json) -> Json {
+    json!({ SIG_KEY: SECRET_SIG, "value": v })
+}
+
+async fn serve(crate_name: &str) -> (TestEngine, Plugin) {
+    let engine = TestEngine::start().await;
+    let mut plugin = Plugin::packed(&component(crate_name), Some(&engine.address)).await.unwrap();
+    plugin.boot(&engine.address, json!({})).await.unwrap();
+    (engine, plugin)
+}
+
+fn deps(pairs: &[(&str, &[&str])]) -> HashMap<String, construct_request::PropertyDependencies> {
+    pairs
+        .iter()
+        .map(|(k, urns)| {
+            (
+                k.to_string(),
+                construct_request::PropertyDependencies { urns: urns.iter().map(|u| u.to_string()).collect() },
+            )
+        })
+        .collect()
+}
+
+/// A Construct of a kennel with every option the engine propagates.
+fn construct(monitor: &TestMonitor, inputs: Json, accepts_output_values: bool, dry_run: bool) -> ConstructRequest {
+    ConstructRequest {
+        project: "proj".into(),
+        stack: "dev".into(),
+        monitor_endpoint: monitor.address.clone(),
+        dry_run,
+        accepts_output_values,
+        r#type: KENNEL.into(),
+        name: "k".into(),
+        parent: STACK_URN.into(),
+        inputs: Some(to_struct(inputs)),
+        input_dependencies: deps(&[("owner", &[DEP_URN])]),
+        providers: HashMap::from([("random".to_string(), PROVIDER_REF.to_string())]),
+        dependencies: vec![OTHER_DEP.into()],
+        protect: Some(true),
+        additional_secret_outputs: vec!["size".into()],
+        custom_timeouts: Some(construct_request::CustomTimeouts {
+            create: "5m".into(),
+            update: "6m".into(),
+            delete: "7m".into(),
+            ..Default::default()
+        }),
+        deleted_with: OTHER_DEP.into(),
+        delete_before_replace: Some(true),
+        ignore_changes: vec!["nameLength".into()],
+        replace_on_changes: vec!["owner".into()],
+        retain_on_delete: Some(true),
+        ..Default::default()
+    }
+}
+
+fn sorted(mut v: Vec<String>) -> Vec<String> {
+    v.sort();
+    v
+}
+
+#[tokio::test]
+async fn construct_registers_the_component_and_its_children_through_the_monitor() {
+    let (_engine, mut p) = serve("pets-provider").await;
+    let monitor = TestMonitor::start().await;
+    let inputs = json!({ "size": 2, "nameLength": 3, "owner": secret(json!("ann")) });
+    let r = p.client.construct(construct(&monitor, inputs, false, false)).await.unwrap().into_inner();
+
+    let kennel_urn = urn(KENNEL, "k", STACK_URN);
+    let received = monitor.received();
+    let names: Vec<&str> = received.registrations.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(names, ["k", "k-pet-0", "k-pet-1"], "the component first, then its children in order");
+
+    // The component itself: the options of the Construct request, propagated.
+    let k = monitor.registration("k");
+    assert_eq!(k.r#type, KENNEL);
+    assert!(!k.custom && !k.remote);
+    assert_eq!(k.parent, STACK_URN);
+    assert_eq!(k.protect, Some(true));
+    assert_eq!(k.dependencies, [OTHER_DEP]);
+    assert_eq!(k.providers, HashMap::from([("random".to_string(), PROVIDER_REF.to_string())]));
+    let timeouts = k.custom_timeouts.as_ref().expect("custom timeouts");
+    assert_eq!((timeouts.create.as_str(), timeouts.update.as_str(), timeouts.delete.as_str()), ("5m", "6m", "7m"));
+    assert_eq!(k.deleted_with, OTHER_DEP);
+    assert!(k.delete_before_replace && k.delete_before_replace_defined);
+    assert_eq!(k.ignore_changes, ["nameLength"]);
+    assert_eq!(k.replace_on_changes, ["owner"]);
+    assert_eq!(k.retain_on_delete, Some(true));
+    assert_eq!(k.additional_secret_outputs, ["size"]);
+    assert!(k.accept_secrets && k.accept_resources, "the host takes secrets and references back");
+
+    // The children: custom, parented to the component, the component's
+    // providers, inputs with the secret kept and its dependency tracked.
+    for (i, name) in ["k-pet-0", "k-pet-1"].into_iter().enumerate() {
+        let pet = monitor.registration(name);
+        assert_eq!(pet.r#type, PET, "{name}");
+        assert!(pet.custom, "{name}");
+        assert_eq!(pet.parent, kennel_urn, "child {i} is parented to the component");
+        assert_eq!(pet.providers.get("random").map(String::as_str), Some(PROVIDER_REF));
+        assert_eq!(from_struct(pet.object.as_ref()), json!({ "length": 3.0, "prefix": secret(json!("ann")) }));
+        let prefix_deps = pet.property_dependencies.get("prefix").map(|d| d.urns.clone());
+        assert_eq!(prefix_deps, Some(vec![DEP_URN.to_string()]), "inputDependencies reach the child");
+        assert_eq!(pet.dependencies, [DEP_URN]);
+        assert_eq!(pet.protect, None, "the component's own options are not forced on children");
+    }
+
+    // The component's outputs, registered once, secrets kept.
+    assert_eq!(received.outputs.len(), 1);
+    assert_eq!(received.outputs[0].urn, kennel_urn);
+    let pet_names = json!([secret(json!(id_of("k-pet-0"))), secret(json!(id_of("k-pet-1")))]);
+    assert_eq!(
+        from_struct(received.outputs[0].outputs.as_ref()),
+        json!({ "petNames": pet_names, "owner": secret(json!("ann")), "size": 2.0 })
+    );
+
+    // The Construct response: plain state and state dependencies.
+    assert_eq!(r.urn, kennel_urn);
+    assert_eq!(
+        from_struct(r.state.as_ref()),
+        json!({ "petNames": pet_names, "owner": secret(json!("ann")), "size": 2.0 })
+    );
+    let state_deps: HashMap<String, Vec<String>> =
+        r.state_dependencies.into_iter().map(|(k, d)| (k, sorted(d.urns))).collect();
+    assert_eq!(
+        state_deps,
+        HashMap::from([
+            ("petNames".to_string(), vec![urn(PET, "k-pet-0", &kennel_urn), urn(PET, "k-pet-1", &kennel_urn)]),
+            ("owner".to_string(), vec![DEP_URN.to_string()]),
+        ])
+    );
+}
+
+#[tokio::test]
+async fn construct_returns_output_values_when_the_engine_accepts_them() {
+    let (_engine, mut p) = serve("pets-provider").await;
+    let monitor = TestMonitor::start().await;
+    let inputs = json!({ "size": 1, "owner": secret(json!("bo")) });
+    let r = p.client.construct(construct(&monitor, inputs, true, false)).await.unwrap().into_inner();
+    let kennel_urn = urn(KENNEL, "k", STACK_URN);
+    let pet_urn = urn(PET, "k-pet-0", &kennel_urn);
+    assert_eq!(
+        from_struct(r.state.as_ref()),
+        json!({
+            // The secret names inside; the output value itself is not secret.
+            "petNames": { SIG_KEY: OUTPUT_SIG, "value": [secret(json!(id_of("k-pet-0")))], "dependencies": [pet_urn] },
+            "owner": { SIG_KEY: OUTPUT_SIG, "value": "bo", "secret": true, "dependencies": [DEP_URN] },
+            // The host leaves out `secret: false` and empty dependencies.
+            "size": { SIG_KEY: OUTPUT_SIG, "value": 1.0 },
+        })
+    );
+}
+
+#[tokio::test]
+async fn construct_during_a_preview_leaves_unknown_ids_unknown() {
+    let (_engine, mut p) = serve("pets-provider").await;
+    let monitor = TestMonitor::preview().await;
+    let r = p.client.construct(construct(&monitor, json!({ "size": 2 }), false, true)).await.unwrap().into_inner();
+    let state = from_struct(r.state.as_ref());
+    assert_eq!(state["petNames"], json!([UNKNOWN, UNKNOWN]), "{state}");
+    assert_eq!(monitor.received().registrations.len(), 3);
+}
+
+#[tokio::test]
+async fn call_runs_a_method_that_registers_a_child_with_arg_and_return_dependencies() {
+    let (_engine, mut p) = serve("pets-provider").await;
+    let monitor = TestMonitor::start().await;
+    let kennel_urn = urn(KENNEL, "k", STACK_URN);
+    let args = json!({
+        "__self__": { SIG_KEY: RESOURCE_REF_SIG, "urn": kennel_urn },
+        "name": "rex",
+    });
+    let r = p
+        .client
+        .call(CallRequest {
+            tok: "pets:index:Kennel/adopt".into(),
+            args: Some(to_struct(args)),
+            arg_dependencies: HashMap::from([(
+                "name".to_string(),
+                call_request::ArgumentDependencies { urns: vec![DEP_URN.into()] },
+            )]),
+            project: "proj".into(),
+            stack: "dev".into(),
+            monitor_endpoint: monitor.address.clone(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+
+    let pet = monitor.registration("k-adopted-rex");
+    assert_eq!(pet.r#type, PET);
+    assert!(pet.custom);
+    assert_eq!(pet.parent, kennel_urn);
+    assert_eq!(from_struct(pet.object.as_ref()), json!({ "length": 1.0, "prefix": "rex" }));
+    assert_eq!(pet.property_dependencies.get("prefix").map(|d| d.urns.clone()), Some(vec![DEP_URN.to_string()]));
+    assert_eq!(monitor.received().registrations.len(), 1, "a method registers only what it adds");
+
+    assert!(r.failures.is_empty(), "{:?}", r.failures);
+    assert_eq!(from_struct(r.r#return.as_ref()), json!({ "pet": id_of("k-adopted-rex") }));
+    let ret: HashMap<String, Vec<String>> = r.return_dependencies.into_iter().map(|(k, d)| (k, d.urns)).collect();
+    assert_eq!(ret, HashMap::from([("pet".to_string(), vec![urn(PET, "k-adopted-rex", &kennel_urn)])]));
+}
+
+#[tokio::test]
+async fn construct_and_call_fail_clearly_when_the_monitor_is_unreachable() {
+    let (_engine, mut p) = serve("pets-provider").await;
+    let monitor = TestMonitor::start().await;
+    let mut req = construct(&monitor, json!({}), false, false);
+    req.monitor_endpoint = "127.0.0.1:1".into();
+    let e = p.client.construct(req).await.unwrap_err();
+    assert_eq!(e.code(), Code::Unavailable, "{e:?}");
+    assert!(e.message().contains("cannot reach the resource monitor"), "{e:?}");
+    // The host keeps serving.
+    let ok = p.client.construct(construct(&monitor, json!({ "size": 1 }), false, false)).await;
+    assert!(ok.is_ok(), "{ok:?}");
+}
+
+#[tokio::test]
+async fn the_monitor_is_refused_outside_construct_and_call_and_the_host_keeps_serving() {
+    let (_engine, mut p) = serve("probe-provider").await;
+    let monitor = TestMonitor::start().await;
+    let create = CreateRequest {
+        urn: "urn:pulumi:dev::proj::probe:index:Thing::t".into(),
+        r#type: "probe:index:Thing".into(),
+        name: "t".into(),
+        properties: Some(to_struct(json!({ "a": 1 }))),
+        ..Default::default()
+    };
+
+    let e = p.client.create(create.clone()).await.unwrap_err();
+    assert_eq!(e.code(), Code::FailedPrecondition, "{e:?}");
+    assert!(e.message().contains(NOT_AVAILABLE), "{e:?}");
+    let e = p
+        .client
+        .invoke(InvokeRequest {
+            tok: "probe:index:census".into(),
+            args: Some(to_struct(json!({}))),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::FailedPrecondition, "{e:?}");
+    assert!(e.message().contains(NOT_AVAILABLE), "{e:?}");
+
+    // Construct on the same process: the monitor works (register, invoke,
+    // read, a monitor error surfacing as a typed error).
+    let req = ConstructRequest {
+        monitor_endpoint: monitor.address.clone(),
+        r#type: "probe:index:Component".into(),
+        name: "c".into(),
+        parent: STACK_URN.into(),
+        inputs: Some(to_struct(json!({ "x": secret(json!("s")) }))),
+        ..Default::default()
+    };
+    let r = p.client.construct(req).await.unwrap().into_inner();
+    let c_urn = urn("probe:index:Component", "c", STACK_URN);
+    assert_eq!(r.urn, c_urn);
+    let state = from_struct(r.state.as_ref());
+    assert_eq!(state["childId"], json!(id_of("c-thing")));
+    assert_eq!(state["echoed"], json!({ "x": secret(json!("s")) }), "secrets survive an invoke both ways");
+    assert_eq!(state["readUrn"], json!(urn("probe:index:Thing", "existing", &c_urn)));
+    assert!(state["failed"].as_str().unwrap().contains("no function test:index:fail"), "{state}");
+    let received = monitor.received();
+    assert_eq!(received.registrations.len(), 2);
+    assert_eq!(from_struct(received.registrations[1].object.as_ref()), json!({ "x": secret(json!("s")) }));
+    let aliases: Vec<_> = received.registrations[1].aliases.iter().map(|a| a.alias.clone().unwrap()).collect();
+    assert_eq!(
+        aliases,
+        [
+            alias::Alias::Urn("urn:pulumi:dev::proj::probe:index:Thing::older".into()),
+            alias::Alias::Spec(alias::Spec {
+                name: "old-thing".into(),
+                parent: Some(alias::spec::Parent::NoParent(true)),
+                ..Default::default()
+            }),
+        ],
+        "aliases as URNs and as specs"
+    );
+    assert!(received.registrations[1].alias_specs);
+    assert_eq!(received.reads.len(), 1);
+    assert_eq!((received.reads[0].id.as_str(), received.reads[0].parent.as_str()), ("ext-1", c_urn.as_str()));
+    assert_eq!(received.invokes.len(), 2);
+
+    // After Construct the monitor is gone again.
+    let e = p.client.create(create).await.unwrap_err();
+    assert_eq!(e.code(), Code::FailedPrecondition, "{e:?}");
+    assert!(e.message().contains(NOT_AVAILABLE), "{e:?}");
+    assert_eq!(monitor.received().registrations.len(), 2, "nothing reached the monitor from Create");
+    assert!(p.is_running());
+}
