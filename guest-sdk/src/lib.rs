@@ -4,16 +4,26 @@
 //! `export_provider!(MyProvider);` and build with
 //! `cargo build --target wasm32-wasip2`. The result is one `.wasm` that the
 //! `pulumi-wasm` host serves to the Pulumi engine.
+//!
+//! Or declare resources as Rust types and let [`typed`] derive the schema,
+//! Check, Diff and secrets.
 
+pub mod component;
 pub mod context;
 mod diff;
 mod export;
-pub mod needs;
+#[cfg(feature = "http")]
+pub mod http;
 pub mod log;
+pub mod needs;
 mod provider;
 pub mod serde;
+pub mod typed;
 mod value;
 mod wire;
+
+// The derive macro names `::pulumi_wasm_sdk`, which must resolve here too.
+extern crate self as pulumi_wasm_sdk;
 
 use __private::wit;
 

@@ -1,13 +1,17 @@
 //! Test harness: starts real host processes the way the Pulumi engine does
 //! and plays the engine's side (an `Engine` server that records logs).
 
+pub mod api;
 pub mod engine;
 pub mod json;
+pub mod monitor;
 pub mod plugin;
 
+pub use api::KvApi;
 pub use engine::TestEngine;
 pub use json::{from_struct, to_struct};
-pub use plugin::Plugin;
+pub use monitor::TestMonitor;
+pub use plugin::{Launch, Plugin, PolicyAt};
 
 use std::path::PathBuf;
 
@@ -38,6 +42,15 @@ pub fn component(crate_name: &str) -> PathBuf {
     let file = format!("{}.wasm", crate_name.replace('-', "_"));
     let path = target_dir().join("wasm32-wasip2").join("guest").join(file);
     assert!(path.is_file(), "component missing at {}: run scripts/build-examples", path.display());
+    path
+}
+
+/// A component written in another language (`examples/js-random`,
+/// `examples/py-random`), built by `scripts/build-polyglot` into
+/// `target/polyglot/<name>.wasm`.
+pub fn polyglot_component(name: &str) -> PathBuf {
+    let path = target_dir().join("polyglot").join(format!("{name}.wasm"));
+    assert!(path.is_file(), "component missing at {}: run scripts/build-polyglot", path.display());
     path
 }
 
