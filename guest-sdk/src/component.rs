@@ -129,6 +129,7 @@ impl Options {
             deleted_with: req.deleted_with.clone(),
             replace_on_changes: req.replace_on_changes.clone(),
             additional_secret_outputs: req.additional_secret_outputs.clone(),
+            aliases: req.aliases.clone(),
             ..Options::default()
         }
     }

@@ -255,6 +255,7 @@ impl<P: Provider> rp::Guest for Adapter<P> {
                 ignore_changes: req.ignore_changes,
                 replace_on_changes: req.replace_on_changes,
                 retain_on_delete: req.retain_on_delete,
+                aliases: req.aliases,
             })?;
             Ok(rp::ConstructResponse {
                 urn: r.urn,

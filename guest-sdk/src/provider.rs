@@ -11,7 +11,7 @@ pub use rp::{
     Autonaming, AutonamingMode, ConfigureResponse, Deployment, DiffChanges, DiffKind, DiffResponse, GetSchemaRequest,
     ListItem, ListResponse, Mapping, PackageRef, ParameterValue, ParameterizeRequest, PluginInfo, PropertyDiff,
 };
-pub use t::{CheckFailure, MissingKey};
+pub use t::{Alias, AliasParent, AliasSpec, CheckFailure, MissingKey};
 
 /// Input or output name -> URNs of the resources it depends on.
 pub type Dependencies = BTreeMap<String, Vec<String>>;
@@ -174,6 +174,8 @@ pub struct ConstructRequest {
     pub ignore_changes: Vec<String>,
     pub replace_on_changes: Vec<String>,
     pub retain_on_delete: Option<bool>,
+    /// Earlier identities of the component.
+    pub aliases: Vec<Alias>,
 }
 
 #[derive(Clone, Debug, Default)]

@@ -75,9 +75,21 @@ fn construct(monitor: &TestMonitor, inputs: Json, accepts_output_values: bool, d
         ignore_changes: vec!["nameLength".into()],
         replace_on_changes: vec!["owner".into()],
         retain_on_delete: Some(true),
+        aliases: vec![
+            Alias { alias: Some(alias::Alias::Urn(OLD_KENNEL_URN.into())) },
+            Alias {
+                alias: Some(alias::Alias::Spec(alias::Spec {
+                    name: "old-k".into(),
+                    parent: Some(alias::spec::Parent::NoParent(true)),
+                    ..Default::default()
+                })),
+            },
+        ],
         ..Default::default()
     }
 }
+
+const OLD_KENNEL_URN: &str = "urn:pulumi:dev::proj::pets:index:Kennel::old";
 
 fn sorted(mut v: Vec<String>) -> Vec<String> {
     v.sort();
@@ -112,6 +124,7 @@ async fn construct_registers_the_component_and_its_children_through_the_monitor(
     assert_eq!(k.replace_on_changes, ["owner"]);
     assert_eq!(k.retain_on_delete, Some(true));
     assert_eq!(k.additional_secret_outputs, ["size"]);
+    assert_eq!(k.aliases, construct(&monitor, json!({}), false, false).aliases, "the request's aliases, as sent");
     assert!(k.accept_secrets && k.accept_resources, "the host takes secrets and references back");
 
     // The children: custom, parented to the component, the component's

@@ -390,6 +390,7 @@ impl TryFrom<&pb::ConstructRequest> for rp::ConstructRequest {
             ignore_changes: r.ignore_changes.clone(),
             replace_on_changes: r.replace_on_changes.clone(),
             retain_on_delete: r.retain_on_delete,
+            aliases: r.aliases.iter().filter_map(alias).collect(),
         })
     }
 }
@@ -450,6 +451,25 @@ impl IntoWire for Vec<String> {
     fn into_wire(self, _: WireOptions) -> Result<Self::Wire, ConvertError> {
         Ok(pb::GetMappingsResponse { providers: self })
     }
+}
+
+/// An alias from the engine; one with neither form set carries nothing.
+fn alias(a: &pb::Alias) -> Option<types::Alias> {
+    use pb::alias::{Alias as A, spec::Parent};
+    Some(match a.alias.as_ref()? {
+        A::Urn(urn) => types::Alias::Urn(urn.clone()),
+        A::Spec(s) => types::Alias::Spec(types::AliasSpec {
+            name: s.name.clone(),
+            type_: s.r#type.clone(),
+            stack: s.stack.clone(),
+            project: s.project.clone(),
+            parent: match &s.parent {
+                None => types::AliasParent::Inherit,
+                Some(Parent::NoParent(_)) => types::AliasParent::NoParent,
+                Some(Parent::ParentUrn(u)) => types::AliasParent::Urn(u.clone()),
+            },
+        }),
+    })
 }
 
 /// The engine's `ErrorResourceInitFailed` detail for a guest's init failure.
