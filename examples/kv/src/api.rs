@@ -6,7 +6,7 @@
 //! | `GET /items/{key}` | | 200 with the item, 404 when there is none |
 //! | `DELETE /items/{key}` | | 204 (or 200), 404 when there is none |
 //!
-//! An item is `{"key": .., "value": .., "tags": {..} | null}`. With a token,
+//! An item ([`Item`]) is `{"key": .., "value": .., "tags": {..} | null}`. With a token,
 //! every request carries `Authorization: Bearer <token>`.
 
 use std::collections::BTreeMap;
@@ -14,17 +14,9 @@ use std::time::Duration;
 
 use pulumi_wasm_sdk::http::{self, Method, Request, Response};
 use pulumi_wasm_sdk::{Error, Result};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-/// An item as the API stores it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Item {
-    #[serde(default)]
-    pub key: String,
-    pub value: String,
-    #[serde(default)]
-    pub tags: Option<BTreeMap<String, String>>,
-}
+use crate::{Item, Key};
 
 #[derive(Serialize)]
 struct Body<'a> {
@@ -77,13 +69,13 @@ impl Api {
             return Ok(None);
         }
         let item = self.checked(resp)?.json::<Item>()?;
-        Ok(Some(Item { key: key.to_owned(), ..item }))
+        Ok(Some(Item { key: Key(key.to_owned()), ..item }))
     }
 
     /// Writes the item; returns what the API stored.
     pub fn put(&self, item: &Item, mode: Put, timeout: f64) -> Result<Item> {
         let mut req =
-            self.request(Method::Put, &item.key, timeout).json(&Body { value: &item.value, tags: &item.tags });
+            self.request(Method::Put, &item.key.0, timeout).json(&Body { value: &item.value, tags: &item.tags });
         if mode == Put::CreateOnly {
             req = req.header("if-none-match", "*");
         }
@@ -91,7 +83,7 @@ impl Api {
         if resp.status() == 412 && mode == Put::CreateOnly {
             return Err(Error::FailedPrecondition(format!(
                 "an item with key '{}' already exists at {}: choose another key, or import the item",
-                item.key, self.endpoint
+                item.key.0, self.endpoint
             )));
         }
         let resp = self.checked(resp)?;
