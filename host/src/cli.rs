@@ -18,7 +18,7 @@ pub struct Cli {
 pub enum Command {
     /// Serve a component as a provider plugin, exactly as the engine starts one.
     Serve {
-        /// The provider component (.wasm).
+        /// The provider component: a .wasm file, or NAME[@SEMVER-REQ] from the store.
         component: PathBuf,
         #[command(flatten)]
         engine: EngineArgs,
@@ -27,6 +27,7 @@ pub enum Command {
     },
     /// Make a plugin folder: `<out>/pulumi-resource-<name>` (this host) plus the component.
     Pack {
+        /// A .wasm file, or NAME[@SEMVER-REQ] from the store.
         component: PathBuf,
         /// The folder a Pulumi.yaml `plugins: providers: - path:` entry points at.
         #[arg(long, short)]
@@ -36,15 +37,35 @@ pub enum Command {
     },
     /// Print a component's package name, version and digest.
     Info {
+        /// A .wasm file, or NAME[@SEMVER-REQ] from the store.
         component: PathBuf,
         #[command(flatten)]
         runtime: RuntimeArgs,
     },
     /// Show what a component declares it needs, what the policy grants, and what is missing.
     Grants {
+        /// A .wasm file, or NAME[@SEMVER-REQ] from the store.
         component: PathBuf,
         #[command(flatten)]
         runtime: RuntimeArgs,
+    },
+    /// Add a component to the provider store ($PULUMI_WASM_STORE, default
+    /// ~/.local/share/pulumi-wasm/store) under its own name and version.
+    Install {
+        /// The provider component (.wasm).
+        component: PathBuf,
+        #[command(flatten)]
+        runtime: RuntimeArgs,
+    },
+    /// List the components in the provider store.
+    Ls {
+        /// Only this package (NAME), or the versions a requirement accepts (NAME@SEMVER-REQ).
+        name: Option<String>,
+    },
+    /// Remove one version from the provider store (its bytes go when no other version uses them).
+    Remove {
+        /// NAME@VERSION, e.g. random@0.1.0.
+        package: String,
     },
 }
 

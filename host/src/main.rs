@@ -5,13 +5,14 @@
 //! from beside itself.
 
 mod cli;
+mod commands;
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use clap::Parser;
 use cli::{Cli, Command, EngineArgs, PluginCli, RuntimeArgs};
+use commands::{Source, load_component};
 use pulumi_wasm_host::runtime::{LoadedProvider, Runtime};
 use pulumi_wasm_host::server::{EngineLink, ServeOptions, WasmProvider, serve};
 
@@ -34,22 +35,32 @@ fn run() -> anyhow::Result<()> {
             let (exe, component) = plugin_component()?;
             init_logging(&cli.engine);
             let beside = sibling(&exe, "policy.toml");
-            runtime.block_on(run_serve(&component, cli.engine, cli.runtime, Some(&beside)))
+            runtime.block_on(run_serve(load_component(&component)?, cli.engine, cli.runtime, Some(&beside)))
         }
         None => match Cli::parse().command {
             Command::Serve { component, engine, runtime: rt } => {
                 init_logging(&engine);
-                runtime.block_on(run_serve(&component, engine, rt, None))
+                runtime.block_on(run_serve(load_component(&component)?, engine, rt, None))
             }
-            Command::Pack { component, out, runtime: rt } => runtime.block_on(pack(&component, &out, &rt)),
-            Command::Grants { component, runtime: rt } => runtime.block_on(grants(&component, &rt)),
+            Command::Pack { component, out, runtime: rt } => {
+                runtime.block_on(pack(load_component(&component)?, &out, &rt))
+            }
+            Command::Grants { component, runtime: rt } => runtime.block_on(grants(load_component(&component)?, &rt)),
             Command::Info { component, runtime: rt } => runtime.block_on(async {
-                let loaded = identify(&component, &rt).await?;
+                let loaded = identify(&load_component(&component)?, &rt).await?;
                 let cached = if loaded.cache_hit { "yes" } else { "no" };
                 println!("name:    {}\nversion: {}", loaded.name, loaded.version);
                 println!("digest:  sha256:{}\ncached:  {cached}", loaded.digest);
                 Ok(())
             }),
+            Command::Install { component, runtime: rt } => runtime.block_on(async {
+                let wasm = std::fs::read(&component).with_context(|| format!("reading {}", component.display()))?;
+                let source = Source { wasm: wasm.into(), label: component.display().to_string() };
+                let loaded = identify(&source, &rt).await?;
+                commands::install(&component, &source.wasm, &loaded.name, &loaded.version)
+            }),
+            Command::Ls { name } => commands::ls(name.as_deref()),
+            Command::Remove { package } => commands::remove(&package),
         },
     }
 }
@@ -85,14 +96,13 @@ fn init_logging(engine: &EngineArgs) {
     tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
 }
 
-async fn run_serve(component: &Path, engine: EngineArgs, rt: RuntimeArgs, beside: Option<&Path>) -> anyhow::Result<()> {
+async fn run_serve(source: Source, engine: EngineArgs, rt: RuntimeArgs, beside: Option<&Path>) -> anyhow::Result<()> {
     let _ = (engine.logtostderr, engine.logflow, &engine.tracing);
-    let wasm: Arc<[u8]> = std::fs::read(component).with_context(|| format!("reading {}", component.display()))?.into();
     let policy = rt.policy(beside)?;
     let runtime = Runtime::new(rt.config())?;
     let (log_tx, log_rx) = tokio::sync::mpsc::channel(1024);
     let loaded =
-        runtime.load(wasm, log_tx, &policy).await.with_context(|| format!("loading {}", component.display()))?;
+        runtime.load(source.wasm, log_tx, &policy).await.with_context(|| format!("loading {}", source.label))?;
     tracing::info!(
         "loaded {} {} (sha256:{}, cached: {})",
         loaded.name,
@@ -107,22 +117,21 @@ async fn run_serve(component: &Path, engine: EngineArgs, rt: RuntimeArgs, beside
     Ok(())
 }
 
-async fn identify(component: &Path, rt: &RuntimeArgs) -> anyhow::Result<LoadedProvider> {
-    let wasm: Arc<[u8]> = std::fs::read(component).with_context(|| format!("reading {}", component.display()))?.into();
+async fn identify(source: &Source, rt: &RuntimeArgs) -> anyhow::Result<LoadedProvider> {
     let policy = rt.policy(None)?;
     let runtime = Runtime::new(rt.config())?;
     let (log_tx, _log_rx) = tokio::sync::mpsc::channel(16);
-    Ok(runtime.load(wasm, log_tx, &policy).await?)
+    Ok(runtime.load(source.wasm.clone(), log_tx, &policy).await?)
 }
 
-async fn pack(component: &Path, out: &Path, rt: &RuntimeArgs) -> anyhow::Result<()> {
-    let LoadedProvider { name, version, .. } = identify(component, rt).await?;
+async fn pack(source: Source, out: &Path, rt: &RuntimeArgs) -> anyhow::Result<()> {
+    let LoadedProvider { name, version, .. } = identify(&source, rt).await?;
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let exe = std::env::current_exe().context("locating this executable")?;
     let plugin = out.join(format!("pulumi-resource-{name}"));
     let wasm_path = sibling(&plugin, "wasm");
     std::fs::copy(&exe, &plugin).with_context(|| format!("writing {}", plugin.display()))?;
-    std::fs::copy(component, &wasm_path).context("copying the component")?;
+    std::fs::write(&wasm_path, &source.wasm).context("copying the component")?;
     if let Some(policy) = &rt.policy {
         std::fs::copy(policy, sibling(&plugin, "policy.toml")).context("copying the policy")?;
     }
@@ -136,8 +145,8 @@ async fn pack(component: &Path, out: &Path, rt: &RuntimeArgs) -> anyhow::Result<
     Ok(())
 }
 
-async fn grants(component: &Path, rt: &RuntimeArgs) -> anyhow::Result<()> {
-    let loaded = identify(component, rt).await?;
+async fn grants(source: Source, rt: &RuntimeArgs) -> anyhow::Result<()> {
+    let loaded = identify(&source, rt).await?;
     let sandbox = loaded.pool.sandbox();
     let g = &sandbox.grants;
     let list = |v: &[String]| if v.is_empty() { "(none)".to_owned() } else { v.join(", ") };

@@ -1,0 +1,130 @@
+//! The provider-store commands (`install`, `ls`, `remove`) and how every
+//! command turns its component argument into bytes: a file that exists, else
+//! `name@requirement` from the store.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::Context;
+use pulumi_wasm_host::store::{self, PackageSpec, Store};
+
+/// A component's bytes and how to name it in messages.
+pub struct Source {
+    pub wasm: Arc<[u8]>,
+    pub label: String,
+}
+
+/// `arg` as a path if that file exists, else as `name[@requirement]` in the
+/// store (the newest installed version the requirement accepts).
+pub fn load_component(arg: &Path) -> anyhow::Result<Source> {
+    let read_file = || -> anyhow::Result<Source> {
+        let wasm = std::fs::read(arg).with_context(|| format!("reading {}", arg.display()))?;
+        Ok(Source { wasm: wasm.into(), label: arg.display().to_string() })
+    };
+    if arg.exists() {
+        return read_file();
+    }
+    // Not a file; a package spec never contains `/` or `.` in its name.
+    let Some(spec) = arg.to_str().and_then(|s| PackageSpec::parse(s).ok()) else {
+        return read_file();
+    };
+    let store = Store::open_default()?;
+    let entry = store
+        .lookup(&spec)
+        .with_context(|| format!("{}: no such file, nor in the store {}", arg.display(), store.root().display()))?;
+    let wasm = store.read(&entry)?;
+    tracing::debug!("{spec} resolved to {} {} (sha256:{})", entry.name, entry.version, entry.digest);
+    Ok(Source { wasm: wasm.into(), label: format!("{} {} from the store", entry.name, entry.version) })
+}
+
+/// `pulumi-wasm install`: `name` and `version` are what the component itself reported.
+pub fn install(component: &Path, wasm: &[u8], name: &str, version: &semver::Version) -> anyhow::Result<()> {
+    let store = Store::open_default()?;
+    let done = store.install(name, version, wasm)?;
+    let new = &done.installed;
+    match &done.previous {
+        Some(prev) if prev.digest == new.digest => {
+            println!("{name} {version} was already installed (sha256:{})", new.digest);
+        }
+        Some(prev) => println!(
+            "reinstalled {name} {version}: sha256:{} (was sha256:{}), {}",
+            new.digest,
+            prev.digest,
+            size(new.size)
+        ),
+        None => println!(
+            "installed {name} {version} from {} into {}: sha256:{}, {}",
+            component.display(),
+            store.root().display(),
+            new.digest,
+            size(new.size)
+        ),
+    }
+    println!("use it as {name}@{version} (or {name}@^{version}), e.g. `pulumi-wasm serve {name}@^{version}`");
+    Ok(())
+}
+
+/// `pulumi-wasm ls [name | name@requirement]`.
+pub fn ls(filter: Option<&str>) -> anyhow::Result<()> {
+    let store = Store::open_default()?;
+    let entries = match filter {
+        None => store.list(None)?,
+        Some(f) if f.contains('@') => {
+            let spec = PackageSpec::parse(f)?;
+            store.list(Some(&spec.name))?.into_iter().filter(|e| spec.req.matches(&e.version)).collect()
+        }
+        Some(name) => {
+            store::validate_name(name)?;
+            store.list(Some(name))?
+        }
+    };
+    if entries.is_empty() {
+        match filter {
+            Some(f) => eprintln!("nothing in the store {} matches {f}", store.root().display()),
+            None => eprintln!("the store {} is empty", store.root().display()),
+        }
+        return Ok(());
+    }
+    let rows: Vec<[String; 5]> = entries
+        .iter()
+        .map(|e| {
+            [
+                e.name.clone(),
+                e.version.to_string(),
+                format!("sha256:{}", &e.digest[..12]),
+                size(e.size),
+                e.installed_at.clone(),
+            ]
+        })
+        .collect();
+    let header = ["NAME", "VERSION", "DIGEST", "SIZE", "INSTALLED"].map(String::from);
+    let mut widths = [0; 5];
+    for row in std::iter::once(&header).chain(&rows) {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.len());
+        }
+    }
+    for row in std::iter::once(&header).chain(&rows) {
+        let line: Vec<String> = row.iter().zip(widths).map(|(cell, w)| format!("{cell:<w$}")).collect();
+        println!("{}", line.join("  ").trim_end());
+    }
+    Ok(())
+}
+
+/// `pulumi-wasm remove name@version`.
+pub fn remove(spec: &str) -> anyhow::Result<()> {
+    let (name, version) = store::parse_exact(spec)?;
+    let store = Store::open_default()?;
+    let done = store.remove(&name, &version)?;
+    let blob = if done.blob_deleted { "deleted" } else { "kept: another installed version uses it" };
+    println!("removed {name} {version} (sha256:{}: {blob})", done.removed.digest);
+    Ok(())
+}
+
+fn size(bytes: u64) -> String {
+    match bytes {
+        b if b >= 1 << 20 => format!("{:.1} MiB", b as f64 / f64::from(1 << 20)),
+        b if b >= 1 << 10 => format!("{:.1} KiB", b as f64 / f64::from(1 << 10)),
+        b => format!("{b} B"),
+    }
+}
