@@ -1,0 +1,191 @@
+//! The backend call alone, in this process and without gRPC: the wasm pool
+//! (`pulumi_wasm_host::runtime::Pool`) against the native backend
+//! (`pulumi_wasm_native::NativeBackend`), both given the host's WIT requests.
+//! This isolates what WebAssembly costs per call from everything the two
+//! share (gRPC, HTTP/2, protobuf <-> WIT translation).
+
+use std::future::Future;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::Context;
+use pulumi_wasm_host::runtime::bindings::rp;
+use pulumi_wasm_host::runtime::{ArtifactCache, Backend, CallError, Policy, Runtime as WasmRuntime, RuntimeConfig};
+use pulumi_wasm_native::NativeBackend;
+use pulumirpc as pb;
+
+use crate::report::Stats;
+use crate::workload::{Input, Op, Resource, check_request, token, urn};
+use crate::workload::{Runtime, small_map};
+
+/// The five WIT requests for one resource, after a Check and a Create.
+struct WitCalls {
+    check: rp::CheckRequest,
+    diff: rp::DiffRequest,
+    create: rp::CreateRequest,
+    update: rp::UpdateRequest,
+    delete: rp::DeleteRequest,
+}
+
+fn failed(e: CallError) -> anyhow::Error {
+    anyhow::anyhow!("{e:?}")
+}
+
+async fn prepare<B: Backend>(b: &B, token: &str, news: prost_types::Struct) -> anyhow::Result<WitCalls> {
+    let check = rp::CheckRequest::try_from(&check_request(token, "inproc", news))?;
+    let inputs = b.check(None, check.clone()).await.map_err(failed)?.inputs;
+    let wire = pb::CreateRequest {
+        urn: urn(token, "inproc"),
+        name: "inproc".into(),
+        r#type: token.into(),
+        ..Default::default()
+    };
+    let mut create = rp::CreateRequest::try_from(&wire)?;
+    create.properties = inputs.clone();
+    let created = b.create(None, create.clone()).await.map_err(failed)?;
+    let (id, state) = (created.id, created.properties);
+    let (u, n, t) = (create.urn.clone(), create.name.clone(), create.type_.clone());
+    Ok(WitCalls {
+        check,
+        diff: rp::DiffRequest {
+            id: id.clone(),
+            urn: u.clone(),
+            name: n.clone(),
+            type_: t.clone(),
+            olds: state.clone(),
+            news: inputs.clone(),
+            old_inputs: inputs.clone(),
+            ignore_changes: vec![],
+        },
+        create,
+        update: rp::UpdateRequest {
+            id: id.clone(),
+            urn: u.clone(),
+            name: n.clone(),
+            type_: t.clone(),
+            olds: state.clone(),
+            news: inputs.clone(),
+            old_inputs: inputs.clone(),
+            timeout: 0.0,
+            ignore_changes: vec![],
+            preview: false,
+        },
+        delete: rp::DeleteRequest {
+            id,
+            urn: u,
+            name: n,
+            type_: t,
+            properties: state,
+            old_inputs: inputs,
+            timeout: 0.0,
+        },
+    })
+}
+
+/// Times `n` calls of `op` (after a tenth as many unmeasured).
+async fn time<B: Backend>(b: &B, calls: &WitCalls, op: Op, n: usize) -> anyhow::Result<Stats> {
+    async fn one<B: Backend>(b: &B, calls: &WitCalls, op: Op) -> anyhow::Result<std::time::Duration> {
+        fn timed<T, E: std::fmt::Debug>(
+            f: impl Future<Output = Result<T, E>>,
+        ) -> impl Future<Output = anyhow::Result<std::time::Duration>> {
+            async move {
+                let t = Instant::now();
+                f.await.map_err(|e| anyhow::anyhow!("{e:?}"))?;
+                Ok(t.elapsed())
+            }
+        }
+        match op {
+            Op::Check => {
+                let r = calls.check.clone();
+                timed(b.check(None, r)).await
+            }
+            Op::Diff => {
+                let r = calls.diff.clone();
+                timed(b.diff(None, r)).await
+            }
+            Op::Create => {
+                let r = calls.create.clone();
+                timed(b.create(None, r)).await
+            }
+            Op::Update => {
+                let r = calls.update.clone();
+                timed(b.update(None, r)).await
+            }
+            Op::Delete => {
+                let r = calls.delete.clone();
+                timed(b.delete(None, r)).await
+            }
+        }
+    }
+    for _ in 0..(n / 10).max(10) {
+        one(b, calls, op).await?;
+    }
+    let mut samples = Vec::with_capacity(n);
+    for _ in 0..n {
+        samples.push(one(b, calls, op).await?);
+    }
+    Ok(Stats::new(samples))
+}
+
+/// Times `n` `get_mappings` calls, which every provider answers with an
+/// empty list by default: the fixed cost of a call and nothing else.
+async fn empty_call<B: Backend>(b: &B, n: usize) -> anyhow::Result<Stats> {
+    let mut samples = Vec::with_capacity(n);
+    for i in 0..n + n / 10 {
+        let key = "none".to_owned();
+        let t = Instant::now();
+        b.get_mappings(None, key).await.map_err(failed)?;
+        if i >= n / 10 {
+            samples.push(t.elapsed());
+        }
+    }
+    Ok(Stats::new(samples))
+}
+
+/// The fixed cost of a call: (WASM, native).
+pub struct Fixed(pub [Stats; 2]);
+
+/// Per input and call: (WASM, native) backend-call latency.
+pub async fn measure(
+    guest_dir: &Path,
+    cache: &Path,
+    n: fn(Input) -> usize,
+) -> anyhow::Result<(Fixed, Vec<(Input, Op, [Stats; 2])>)> {
+    let runtime =
+        WasmRuntime::new(RuntimeConfig { cache: Some(ArtifactCache::new(cache)), ..RuntimeConfig::default() })?;
+    let mut pools = Vec::new();
+    for file in ["random_provider.wasm", "echo_provider.wasm"] {
+        let wasm: Arc<[u8]> = std::fs::read(guest_dir.join(file)).with_context(|| file.to_owned())?.into();
+        let (logs, mut rx) = tokio::sync::mpsc::channel(1024);
+        tokio::spawn(async move { while rx.recv().await.is_some() {} });
+        pools.push(runtime.load(wasm, logs, &Policy::default()).await?.pool);
+    }
+    let native_random = NativeBackend::new(random_provider::__pulumi_wasm_provider);
+    let native_echo = NativeBackend::new(echo_provider::__pulumi_wasm_provider);
+    let many = n(Input::SmallMap) * 5;
+    let fixed = Fixed([empty_call(pools[0].as_ref(), many).await?, empty_call(&native_random, many).await?]);
+    let mut out = Vec::new();
+    for input in Input::ALL {
+        let r = input.resource();
+        let news = if input == Input::SmallMap { small_map() } else { input.news() };
+        let pool = &pools[if r == Resource::RandomString { 0 } else { 1 }];
+        let t = token(Runtime::Wasm, r);
+        let wasm_calls = prepare(pool.as_ref(), t, news.clone()).await?;
+        for op in Op::ALL {
+            let w = time(pool.as_ref(), &wasm_calls, op, n(input)).await?;
+            let nat = match r {
+                Resource::RandomString => {
+                    let c = prepare(&native_random, t, news.clone()).await?;
+                    time(&native_random, &c, op, n(input)).await?
+                }
+                Resource::Thing => {
+                    let c = prepare(&native_echo, t, news.clone()).await?;
+                    time(&native_echo, &c, op, n(input)).await?
+                }
+            };
+            out.push((input, op, [w, nat]));
+        }
+    }
+    Ok((fixed, out))
+}

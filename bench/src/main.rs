@@ -1,0 +1,627 @@
+//! `bench`: the WASM host against the same provider served natively, and
+//! against a Python provider, side by side in one run, as ratios.
+//!
+//! ```sh
+//! cargo run --release -p bench            # builds what it needs, prints the tables (Markdown)
+//! cargo run --release -p bench -- --quick # a tenth of the iterations: a smoke run
+//! ```
+//!
+//! Every provider is started as the engine starts a plugin and driven over
+//! gRPC on loopback. See BENCHMARKS.md for what is measured and how.
+
+mod engine;
+mod inproc;
+mod plugin;
+mod report;
+mod workload;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use anyhow::{Context, bail};
+use clap::Parser;
+use prost_types::Struct;
+use pulumirpc::resource_provider_client::ResourceProviderClient;
+use pulumirpc::*;
+use tonic::transport::Channel;
+
+use engine::StandInEngine;
+use plugin::{Launch, Plugin};
+use report::{Lifecycle, Report, Stats};
+use workload::{Calls, Input, Op, Resource, Runtime, check_request, token};
+
+#[derive(Parser)]
+#[command(about = "Benchmarks the WASM host against the same provider run natively, and against a Python provider")]
+struct Args {
+    /// A tenth of the iterations: a smoke run, not figures to keep.
+    #[arg(long)]
+    quick: bool,
+    /// Do not build the components, the host and the native binaries first.
+    #[arg(long)]
+    no_build: bool,
+    /// The Python interpreter of the Python peer (default: `python3`'s).
+    #[arg(long)]
+    python: Option<PathBuf>,
+    /// Also write the report to this file.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Instead of the report: start one provider (`wasm`, `native` or
+    /// `python`), print its pid, and send it one call (`--op`) from 8
+    /// callers for `--seconds`; for profilers (`perf record -p PID`).
+    #[arg(long, value_name = "RUNTIME")]
+    hammer: Option<String>,
+    /// The call `--hammer` sends: check, diff, create, update or delete.
+    #[arg(long, default_value = "check")]
+    op: String,
+    /// The input `--hammer` sends: small, hundred or asset.
+    #[arg(long, default_value = "small")]
+    input: String,
+    #[arg(long, default_value_t = 10)]
+    seconds: u64,
+    /// Only the in-process backend table (no processes, no gRPC).
+    #[arg(long)]
+    inproc: bool,
+}
+
+/// How much of everything to do.
+struct Plan {
+    starts: usize,
+    latency: fn(Input) -> usize,
+    throughput_calls: fn(Runtime) -> usize,
+    concurrency: [usize; 3],
+    lifecycle: [usize; 2],
+    parallel: usize,
+}
+
+const FULL: Plan = Plan {
+    starts: 10,
+    latency: |i| match i {
+        Input::SmallMap => 2000,
+        Input::HundredProps => 1000,
+        Input::Asset1M => 200,
+    },
+    throughput_calls: |rt| if rt == Runtime::Python { 1500 } else { 6000 },
+    concurrency: [1, 8, 64],
+    lifecycle: [1_000, 10_000],
+    parallel: 16,
+};
+
+const QUICK: Plan = Plan {
+    starts: 3,
+    latency: |i| match i {
+        Input::SmallMap => 200,
+        Input::HundredProps => 100,
+        Input::Asset1M => 20,
+    },
+    throughput_calls: |rt| if rt == Runtime::Python { 150 } else { 600 },
+    concurrency: [1, 8, 64],
+    lifecycle: [100, 1_000],
+    parallel: 16,
+};
+
+/// Where everything is.
+struct Paths {
+    root: PathBuf,
+    release: PathBuf,
+    guest: PathBuf,
+    python: PathBuf,
+}
+
+impl Paths {
+    fn find(python: Option<PathBuf>) -> anyhow::Result<Paths> {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().context("bench/ has a parent")?.to_path_buf();
+        let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root.join("target"));
+        let python = match python {
+            Some(p) => p,
+            None => {
+                // The interpreter itself, not a shim script in front of it (pyenv's adds ~50 ms a start).
+                let out = std::process::Command::new("python3")
+                    .args(["-c", "import sys; print(sys.executable)"])
+                    .output()
+                    .context("running python3")?;
+                PathBuf::from(String::from_utf8(out.stdout)?.trim())
+            }
+        };
+        // BENCH_GUEST_DIR: components from elsewhere (e.g. built with other settings).
+        let guest = std::env::var_os("BENCH_GUEST_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| target.join("wasm32-wasip2").join("guest"));
+        Ok(Paths { release: target.join("release"), guest, root, python })
+    }
+}
+
+fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    let plan = if args.quick { QUICK } else { FULL };
+    let paths = Paths::find(args.python.clone())?;
+    if !args.no_build {
+        build(&paths)?;
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    if let Some(which) = &args.hammer {
+        return rt.block_on(hammer(&paths, which, &args.op, &args.input, args.seconds));
+    }
+    let report = if args.inproc {
+        rt.block_on(async {
+            let mut report = Report::new(args.quick);
+            let cache = tempfile::tempdir()?;
+            report.inproc(inproc::measure(&paths.guest, cache.path(), plan.latency).await?);
+            Ok::<_, anyhow::Error>(report)
+        })?
+    } else {
+        rt.block_on(run(&plan, &paths, args.quick))?
+    };
+    let text = report.markdown();
+    println!("{text}");
+    if let Some(out) = &args.out {
+        std::fs::write(out, &text).with_context(|| format!("writing {}", out.display()))?;
+    }
+    Ok(())
+}
+
+fn sh(cmd: &mut std::process::Command) -> anyhow::Result<()> {
+    eprintln!("+ {cmd:?}");
+    // Stdout is the report's.
+    let status = cmd.stdout(std::io::stderr()).status().with_context(|| format!("running {cmd:?}"))?;
+    anyhow::ensure!(status.success(), "{cmd:?} failed: {status}");
+    Ok(())
+}
+
+/// The components (profile `guest`), and the host and native plugins (release).
+fn build(paths: &Paths) -> anyhow::Result<()> {
+    sh(&mut std::process::Command::new(paths.root.join("scripts/build-examples")))?;
+    sh(std::process::Command::new("cargo").current_dir(&paths.root).args([
+        "build",
+        "--release",
+        "-p",
+        "pulumi-wasm-host",
+        "-p",
+        "pulumi-wasm-native",
+        "-p",
+        "bench",
+        "--bins",
+    ]))
+}
+
+/// The six long-lived providers: each runtime, each resource.
+struct Fleet {
+    plugins: Vec<(Runtime, Resource, Plugin)>,
+}
+
+impl Fleet {
+    fn plugin(&self, rt: Runtime, r: Resource) -> &Plugin {
+        &self.plugins.iter().find(|(a, b, _)| *a == rt && *b == r).expect("started").2
+    }
+
+    fn client(&self, rt: Runtime, r: Resource) -> ResourceProviderClient<Channel> {
+        self.plugin(rt, r).client.clone()
+    }
+
+    /// Context for a failed call: which provider, and the end of its stderr.
+    fn blame(&self, rt: Runtime, r: Resource) -> String {
+        let err = self.plugin(rt, r).stderr();
+        let tail: String = err.chars().rev().take(2000).collect::<Vec<_>>().into_iter().rev().collect();
+        format!("{} {r:?} provider; its stderr ends: {tail}", rt.label())
+    }
+}
+
+fn progress(msg: &str) {
+    eprintln!("[bench] {msg}");
+}
+
+async fn run(plan: &Plan, paths: &Paths, quick: bool) -> anyhow::Result<Report> {
+    for exe in ["pulumi-wasm", "pulumi-random-native", "pulumi-echo-native"] {
+        if !paths.release.join(exe).is_file() {
+            bail!("{} is missing: run without --no-build", paths.release.join(exe).display());
+        }
+    }
+    let check = std::process::Command::new(&paths.python)
+        .args(["-c", "import pulumi.provider.experimental.server"])
+        .status()
+        .context("running the Python interpreter")?;
+    anyhow::ensure!(check.success(), "the Python peer needs `pip install pulumi==3.272.0`");
+
+    let tmp = tempfile::tempdir()?;
+    let warm_cache = tmp.path().join("cache");
+    let pack = |component: &str, name: &str| -> anyhow::Result<PathBuf> {
+        let out = tmp.path().join(name);
+        sh(std::process::Command::new(paths.release.join("pulumi-wasm"))
+            .arg("pack")
+            .arg(paths.guest.join(component))
+            .arg("--out")
+            .arg(&out)
+            .env("PULUMI_WASM_CACHE_DIR", &warm_cache))?;
+        Ok(out.join(format!("pulumi-resource-{name}")))
+    };
+    // Packing loads the component, which compiles it into the warm cache.
+    let wasm_random = Launch::new(pack("random_provider.wasm", "random")?).env("PULUMI_WASM_CACHE_DIR", &warm_cache);
+    let wasm_echo = Launch::new(pack("echo_provider.wasm", "echo")?).env("PULUMI_WASM_CACHE_DIR", &warm_cache);
+    let python = Launch::new(paths.root.join("bench/python/pulumi-resource-pyrandom")).env("PYTHON", &paths.python);
+    let launch = |rt: Runtime, r: Resource| match (rt, r) {
+        (Runtime::Wasm, Resource::RandomString) => wasm_random.clone(),
+        (Runtime::Wasm, Resource::Thing) => wasm_echo.clone(),
+        (Runtime::Native, Resource::RandomString) => Launch::new(paths.release.join("pulumi-random-native")),
+        (Runtime::Native, Resource::Thing) => Launch::new(paths.release.join("pulumi-echo-native")),
+        (Runtime::Python, _) => python.clone(),
+    };
+
+    let engine = StandInEngine::start().await?;
+    let mut report = Report::new(quick);
+
+    // Start to port line. One round first that is not recorded (page cache).
+    progress("start-up");
+    let kinds: [(&str, Box<dyn Fn(usize) -> Launch>); 4] = [
+        (
+            "WASM, empty cache",
+            Box::new(|i| {
+                Launch::new(&wasm_random.exe).env("PULUMI_WASM_CACHE_DIR", tmp.path().join(format!("empty-cache-{i}")))
+            }),
+        ),
+        ("WASM, warm cache", Box::new(|_| wasm_random.clone())),
+        ("native", Box::new(|_| launch(Runtime::Native, Resource::RandomString))),
+        ("Python", Box::new(|_| python.clone())),
+    ];
+    for round in 0..=plan.starts {
+        for (label, make) in &kinds {
+            let p = Plugin::start(&make(round), &engine.address).await?;
+            if round > 0 {
+                report.startup(label, p.startup);
+            }
+            p.stop().await;
+        }
+    }
+
+    progress("starting the providers");
+    let mut fleet = Fleet { plugins: vec![] };
+    for r in [Resource::RandomString, Resource::Thing] {
+        for rt in Runtime::ALL {
+            let mut p = Plugin::start(&launch(rt, r), &engine.address).await?;
+            if let Err(e) = boot(&mut p.client, &engine.address).await {
+                bail!("booting the {} {r:?} provider: {e:#}; stderr: {}", rt.label(), p.stderr());
+            }
+            fleet.plugins.push((rt, r, p));
+        }
+    }
+
+    for input in Input::ALL {
+        let n = (plan.latency)(input);
+        let mut calls = Vec::new();
+        for rt in Runtime::ALL {
+            let mut client = fleet.client(rt, input.resource());
+            let prepared = workload::prepare(&mut client, token(rt, input.resource()), "lat", input.news()).await;
+            calls.push(prepared.with_context(|| fleet.blame(rt, input.resource()))?);
+        }
+        for op in Op::ALL {
+            progress(&format!("latency: {} {}", input.label(), op.label()));
+            let mut stats = Vec::new();
+            for (i, rt) in Runtime::ALL.into_iter().enumerate() {
+                let mut client = fleet.client(rt, input.resource());
+                let measured = latency(&mut client, &calls[i], op, n).await;
+                stats.push(measured.with_context(|| format!("{op:?}: {}", fleet.blame(rt, input.resource())))?);
+            }
+            report.latency(input, op, stats);
+        }
+    }
+
+    progress("the backend call alone, in-process");
+    report.inproc(inproc::measure(&paths.guest, &warm_cache, plan.latency).await?);
+
+    for op in [Op::Check, Op::Create] {
+        let mut calls = Vec::new();
+        for rt in Runtime::ALL {
+            let mut client = fleet.client(rt, Resource::RandomString);
+            let prepared =
+                workload::prepare(&mut client, token(rt, Resource::RandomString), "thr", Input::SmallMap.news()).await;
+            calls.push(Arc::new(prepared.with_context(|| fleet.blame(rt, Resource::RandomString))?));
+        }
+        for c in plan.concurrency {
+            progress(&format!("throughput: {} at {c} concurrent", op.label()));
+            let mut rates = Vec::new();
+            for (i, rt) in Runtime::ALL.into_iter().enumerate() {
+                let client = fleet.client(rt, Resource::RandomString);
+                let rate = throughput(client, calls[i].clone(), op, (plan.throughput_calls)(rt), c).await;
+                rates.push(rate.with_context(|| fleet.blame(rt, Resource::RandomString))?);
+            }
+            report.throughput(op, c, rates);
+        }
+    }
+
+    for n in plan.lifecycle {
+        progress(&format!("lifecycle of {n} resources"));
+        let mut runs = Vec::new();
+        for rt in Runtime::ALL {
+            let client = fleet.client(rt, Resource::RandomString);
+            let run = lifecycle(client, token(rt, Resource::RandomString), n, plan.parallel).await;
+            runs.push(run.with_context(|| fleet.blame(rt, Resource::RandomString))?);
+        }
+        report.lifecycle(n, runs);
+    }
+
+    for r in [Resource::RandomString, Resource::Thing] {
+        let rss = Runtime::ALL.map(|rt| {
+            fleet.plugins.iter().find(|(a, b, _)| *a == rt && *b == r).and_then(|(_, _, p)| p.peak_rss()).unwrap_or(0)
+        });
+        report.rss(r, rss);
+    }
+    report.engine_logs(engine.logs());
+    for (_, _, p) in fleet.plugins.drain(..) {
+        p.stop().await;
+    }
+    Ok(report)
+}
+
+/// Loads one provider with one call for a while (see `--hammer`).
+async fn hammer(paths: &Paths, which: &str, op: &str, input: &str, seconds: u64) -> anyhow::Result<()> {
+    let rt = match which {
+        "wasm" => Runtime::Wasm,
+        "native" => Runtime::Native,
+        "python" => Runtime::Python,
+        other => bail!("--hammer takes wasm, native or python, not {other}"),
+    };
+    let op = *Op::ALL.iter().find(|o| o.label().eq_ignore_ascii_case(op)).context("--op")?;
+    let input = match input {
+        "small" => Input::SmallMap,
+        "hundred" => Input::HundredProps,
+        "asset" => Input::Asset1M,
+        other => bail!("--input takes small, hundred or asset, not {other}"),
+    };
+    let r = input.resource();
+    let tmp = tempfile::tempdir()?;
+    let launch = match (rt, r) {
+        (Runtime::Wasm, _) => {
+            let (component, name) =
+                if r == Resource::RandomString { ("random_provider.wasm", "random") } else { ("echo_provider.wasm", "echo") };
+            let out = tmp.path().join(name);
+            sh(std::process::Command::new(paths.release.join("pulumi-wasm"))
+                .arg("pack")
+                .arg(paths.guest.join(component))
+                .arg("--out")
+                .arg(&out)
+                .env("PULUMI_WASM_CACHE_DIR", tmp.path().join("cache")))?;
+            Launch::new(out.join(format!("pulumi-resource-{name}"))).env("PULUMI_WASM_CACHE_DIR", tmp.path().join("cache"))
+        }
+        (Runtime::Native, Resource::RandomString) => Launch::new(paths.release.join("pulumi-random-native")),
+        (Runtime::Native, Resource::Thing) => Launch::new(paths.release.join("pulumi-echo-native")),
+        (Runtime::Python, _) => {
+            Launch::new(paths.root.join("bench/python/pulumi-resource-pyrandom")).env("PYTHON", &paths.python)
+        }
+    };
+    let engine = StandInEngine::start().await?;
+    let mut p = Plugin::start(&launch, &engine.address).await?;
+    boot(&mut p.client, &engine.address).await?;
+    let calls = Arc::new(workload::prepare(&mut p.client, token(rt, r), "hammer", input.news()).await?);
+    println!("pid {}", p.pid().unwrap_or(0));
+    let until = Instant::now() + std::time::Duration::from_secs(seconds);
+    let done = Arc::new(AtomicUsize::new(0));
+    let tasks: Vec<_> = (0..8)
+        .map(|_| {
+            let (mut client, calls, done) = (p.client.clone(), calls.clone(), done.clone());
+            tokio::spawn(async move {
+                while Instant::now() < until {
+                    calls.request(op).send(&mut client).await?;
+                    done.fetch_add(1, Ordering::Relaxed);
+                }
+                Ok::<_, tonic::Status>(())
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await??;
+    }
+    println!("{} calls/s", done.load(Ordering::Relaxed) as f64 / seconds as f64);
+    p.stop().await;
+    Ok(())
+}
+
+/// The engine's boot sequence; the Python SDK has no Handshake (the engine falls back).
+async fn boot(client: &mut ResourceProviderClient<Channel>, engine: &str) -> anyhow::Result<()> {
+    let _ = client
+        .handshake(ProviderHandshakeRequest {
+            engine_address: engine.to_owned(),
+            configure_with_urn: true,
+            supports_views: true,
+            invoke_with_preview: true,
+            accepts_byte_string: true,
+            ..Default::default()
+        })
+        .await;
+    client.get_plugin_info(()).await?;
+    let checked = client
+        .check_config(CheckRequest {
+            urn: "urn:pulumi:bench::bench::pulumi:providers:x::default".into(),
+            name: "default".into(),
+            r#type: "pulumi:providers:x".into(),
+            olds: Some(Struct::default()),
+            news: Some(Struct::default()),
+            ..Default::default()
+        })
+        .await?
+        .into_inner();
+    client
+        .configure(ConfigureRequest {
+            args: checked.inputs,
+            accept_secrets: true,
+            accept_resources: true,
+            sends_old_inputs: true,
+            sends_old_inputs_to_delete: true,
+            ..Default::default()
+        })
+        .await?;
+    Ok(())
+}
+
+/// `n` sequential calls (after a tenth as many unmeasured), each timed alone.
+async fn latency(client: &mut ResourceProviderClient<Channel>, calls: &Calls, op: Op, n: usize) -> anyhow::Result<Stats> {
+    for _ in 0..(n / 10).max(10) {
+        calls.request(op).send(client).await?;
+    }
+    let mut samples = Vec::with_capacity(n);
+    for _ in 0..n {
+        let req = calls.request(op);
+        let t = Instant::now();
+        req.send(client).await?;
+        samples.push(t.elapsed());
+    }
+    Ok(Stats::new(samples))
+}
+
+/// `total` calls from `concurrency` callers on one connection; calls a second.
+async fn throughput(
+    client: ResourceProviderClient<Channel>,
+    calls: Arc<Calls>,
+    op: Op,
+    total: usize,
+    concurrency: usize,
+) -> anyhow::Result<f64> {
+    let run = |total: usize| {
+        let next = Arc::new(AtomicUsize::new(0));
+        let tasks: Vec<_> = (0..concurrency)
+            .map(|_| {
+                let (mut client, calls, next) = (client.clone(), calls.clone(), next.clone());
+                tokio::spawn(async move {
+                    while next.fetch_add(1, Ordering::Relaxed) < total {
+                        calls.request(op).send(&mut client).await?;
+                    }
+                    Ok::<_, tonic::Status>(())
+                })
+            })
+            .collect();
+        async move {
+            for t in tasks {
+                t.await??;
+            }
+            Ok::<_, anyhow::Error>(())
+        }
+    };
+    run(total / 10).await?;
+    let t = Instant::now();
+    run(total).await?;
+    Ok(total as f64 / t.elapsed().as_secs_f64())
+}
+
+/// What the lifecycle keeps per resource between phases.
+struct Made {
+    id: String,
+    inputs: Option<Struct>,
+    state: Option<Struct>,
+}
+
+/// `n` RandomStrings through create (Check, Create), update (Check, Diff,
+/// Update) and delete (Delete), `parallel` resources at a time, as
+/// `pulumi up`, `pulumi up` and `pulumi destroy` would.
+async fn lifecycle(
+    client: ResourceProviderClient<Channel>,
+    token: &'static str,
+    n: usize,
+    parallel: usize,
+) -> anyhow::Result<Lifecycle> {
+    let made: Arc<Vec<Mutex<Option<Made>>>> = Arc::new((0..n).map(|_| Mutex::new(None)).collect());
+    let news = |i: usize| {
+        let mut s = workload::small_map();
+        if let Some(prost_types::Value { kind: Some(prost_types::value::Kind::StructValue(k)) }) =
+            s.fields.get_mut("keepers")
+        {
+            k.fields.insert(
+                "index".into(),
+                prost_types::Value { kind: Some(prost_types::value::Kind::StringValue(i.to_string())) },
+            );
+        }
+        s
+    };
+    let phase = |step: u8| {
+        let next = Arc::new(AtomicUsize::new(0));
+        let tasks: Vec<_> = (0..parallel)
+            .map(|_| {
+                let (mut client, next, made) = (client.clone(), next.clone(), made.clone());
+                tokio::spawn(async move {
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        if i >= n {
+                            return Ok::<_, anyhow::Error>(());
+                        }
+                        let name = format!("r{i}");
+                        let urn = workload::urn(token, &name);
+                        match step {
+                            0 => {
+                                let checked = client.check(check_request(token, &name, news(i))).await?.into_inner();
+                                anyhow::ensure!(checked.failures.is_empty(), "{:?}", checked.failures);
+                                let created = client
+                                    .create(CreateRequest {
+                                        urn,
+                                        name,
+                                        r#type: token.into(),
+                                        properties: checked.inputs.clone(),
+                                        ..Default::default()
+                                    })
+                                    .await?
+                                    .into_inner();
+                                let m = Made { id: created.id, inputs: checked.inputs, state: created.properties };
+                                *made[i].lock().unwrap() = Some(m);
+                            }
+                            1 => {
+                                let m = made[i].lock().unwrap().take().context("created")?;
+                                let mut check = check_request(token, &name, news(i));
+                                check.olds = m.inputs.clone();
+                                let checked = client.check(check).await?.into_inner();
+                                client
+                                    .diff(DiffRequest {
+                                        id: m.id.clone(),
+                                        urn: urn.clone(),
+                                        name: name.clone(),
+                                        r#type: token.into(),
+                                        olds: m.state.clone(),
+                                        news: checked.inputs.clone(),
+                                        old_inputs: m.inputs.clone(),
+                                        ..Default::default()
+                                    })
+                                    .await?;
+                                let updated = client
+                                    .update(UpdateRequest {
+                                        id: m.id.clone(),
+                                        urn,
+                                        name,
+                                        r#type: token.into(),
+                                        olds: m.state,
+                                        news: checked.inputs.clone(),
+                                        old_inputs: m.inputs,
+                                        ..Default::default()
+                                    })
+                                    .await?
+                                    .into_inner();
+                                let m = Made { id: m.id, inputs: checked.inputs, state: updated.properties };
+                                *made[i].lock().unwrap() = Some(m);
+                            }
+                            _ => {
+                                let m = made[i].lock().unwrap().take().context("updated")?;
+                                client
+                                    .delete(DeleteRequest {
+                                        id: m.id,
+                                        urn,
+                                        name,
+                                        r#type: token.into(),
+                                        properties: m.state,
+                                        old_inputs: m.inputs,
+                                        ..Default::default()
+                                    })
+                                    .await?;
+                            }
+                        }
+                    }
+                })
+            })
+            .collect();
+        async move {
+            let t = Instant::now();
+            for task in tasks {
+                task.await??;
+            }
+            Ok::<_, anyhow::Error>(t.elapsed())
+        }
+    };
+    let create = phase(0).await?;
+    let update = phase(1).await?;
+    let delete = phase(2).await?;
+    Ok(Lifecycle { create, update, delete })
+}

@@ -1,0 +1,410 @@
+//! The figures, as Markdown tables with ratios, and the targets.
+
+use std::fmt::Write;
+use std::time::Duration;
+
+use crate::workload::{Input, Op, Resource};
+
+/// Percentiles of one series of timed calls (nearest rank).
+pub struct Stats {
+    pub p50: Duration,
+    pub p99: Duration,
+}
+
+impl Stats {
+    pub fn new(mut samples: Vec<Duration>) -> Stats {
+        samples.sort();
+        let at = |p: f64| samples[((p * samples.len() as f64).ceil() as usize).clamp(1, samples.len()) - 1];
+        Stats { p50: at(0.50), p99: at(0.99) }
+    }
+}
+
+/// The three phases of the lifecycle.
+pub struct Lifecycle {
+    pub create: Duration,
+    pub update: Duration,
+    pub delete: Duration,
+}
+
+impl Lifecycle {
+    pub fn total(&self) -> Duration {
+        self.create + self.update + self.delete
+    }
+}
+
+pub struct Report {
+    quick: bool,
+    startup: Vec<(&'static str, Vec<Duration>)>,
+    latency: Vec<(Input, Op, Vec<Stats>)>,
+    throughput: Vec<(Op, usize, Vec<f64>)>,
+    lifecycle: Vec<(usize, Vec<Lifecycle>)>,
+    rss: Vec<(Resource, [u64; 3])>,
+    engine_logs: u64,
+    inproc: Vec<(Input, Op, [Stats; 2])>,
+    fixed: Option<crate::inproc::Fixed>,
+}
+
+const W: usize = 0;
+const N: usize = 1;
+const P: usize = 2;
+
+fn median(v: &[Duration]) -> Duration {
+    let mut v = v.to_vec();
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn us(d: Duration) -> String {
+    let us = d.as_secs_f64() * 1e6;
+    if us < 100.0 { format!("{us:.1}") } else { format!("{us:.0}") }
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1}", d.as_secs_f64() * 1e3)
+}
+
+fn ratio(a: f64, b: f64) -> String {
+    let r = a / b;
+    if r >= 10.0 { format!("{r:.0}") } else { format!("{r:.2}") }
+}
+
+fn dr(a: Duration, b: Duration) -> f64 {
+    a.as_secs_f64() / b.as_secs_f64()
+}
+
+/// A Markdown table; columns after the first are right-aligned.
+fn table(out: &mut String, head: &[&str], rows: &[Vec<String>]) {
+    let line = |cells: Vec<&str>| format!("| {} |\n", cells.join(" | "));
+    out.push_str(&line(head.to_vec()));
+    let align: Vec<&str> = (0..head.len()).map(|i| if i == 0 { "---" } else { "---:" }).collect();
+    out.push_str(&line(align));
+    for r in rows {
+        out.push_str(&line(r.iter().map(String::as_str).collect()));
+    }
+    out.push('\n');
+}
+
+fn verdict(ok: bool) -> String {
+    if ok { "met".into() } else { "**missed**".into() }
+}
+
+impl Report {
+    pub fn new(quick: bool) -> Report {
+        Report {
+            quick,
+            startup: vec![],
+            latency: vec![],
+            throughput: vec![],
+            lifecycle: vec![],
+            rss: vec![],
+            engine_logs: 0,
+            inproc: vec![],
+            fixed: None,
+        }
+    }
+
+    pub fn startup(&mut self, label: &'static str, d: Duration) {
+        match self.startup.iter_mut().find(|(l, _)| *l == label) {
+            Some((_, v)) => v.push(d),
+            None => self.startup.push((label, vec![d])),
+        }
+    }
+
+    pub fn latency(&mut self, input: Input, op: Op, stats: Vec<Stats>) {
+        self.latency.push((input, op, stats));
+    }
+
+    pub fn throughput(&mut self, op: Op, concurrency: usize, rates: Vec<f64>) {
+        self.throughput.push((op, concurrency, rates));
+    }
+
+    pub fn lifecycle(&mut self, n: usize, runs: Vec<Lifecycle>) {
+        self.lifecycle.push((n, runs));
+    }
+
+    pub fn rss(&mut self, r: Resource, rss: [u64; 3]) {
+        self.rss.push((r, rss));
+    }
+
+    pub fn inproc(&mut self, (fixed, rows): (crate::inproc::Fixed, Vec<(Input, Op, [Stats; 2])>)) {
+        self.inproc = rows;
+        self.fixed = Some(fixed);
+    }
+
+    pub fn engine_logs(&mut self, n: u64) {
+        self.engine_logs = n;
+    }
+
+    fn start(&self, label: &str) -> Duration {
+        self.startup.iter().find(|(l, _)| *l == label).map(|(_, v)| median(v)).unwrap_or_default()
+    }
+
+    pub fn markdown(&self) -> String {
+        let mut o = String::new();
+        let _ = writeln!(o, "{}\n", environment());
+        if self.quick {
+            o.push_str("**Quick run** (a tenth of the iterations): a smoke test, not figures to keep.\n\n");
+        }
+
+        if !self.inproc.is_empty() {
+            o.push_str("### The backend call alone: in-process, no gRPC (µs)\n\n");
+            let fixed = self.fixed.iter().map(|f| ("GetMappings, empty (the fixed cost of a call)".to_owned(), &f.0));
+            let calls = self.inproc.iter().map(|(input, op, s)| (format!("{} {}", op.label(), input.label()), s));
+            let rows: Vec<Vec<String>> = fixed
+                .chain(calls)
+                .map(|(name, s)| {
+                    vec![
+                        name,
+                        us(s[0].p50),
+                        us(s[0].p99),
+                        us(s[1].p50),
+                        us(s[1].p99),
+                        ratio(dr(s[0].p50, s[1].p50), 1.0),
+                        us(s[0].p50.saturating_sub(s[1].p50)),
+                    ]
+                })
+                .collect();
+            table(
+                &mut o,
+                &["call, input", "WASM p50", "WASM p99", "native p50", "native p99", "WASM/native p50", "WASM - native p50"],
+                &rows,
+            );
+        }
+        if self.startup.is_empty() {
+            return o;
+        }
+
+        let runs = self.startup.first().map_or(0, |(_, v)| v.len());
+        let _ = writeln!(o, "### Start to port line (median of {runs} starts, ms)\n");
+        let (cold, warm, native, python) = (
+            self.start("WASM, empty cache"),
+            self.start("WASM, warm cache"),
+            self.start("native"),
+            self.start("Python"),
+        );
+        table(
+            &mut o,
+            &["", "WASM, empty cache", "WASM, warm cache", "native", "Python", "WASM warm/native", "Python/WASM warm"],
+            &[vec![
+                "start".into(),
+                ms(cold),
+                ms(warm),
+                ms(native),
+                ms(python),
+                ratio(dr(warm, native), 1.0),
+                ratio(dr(python, warm), 1.0),
+            ]],
+        );
+
+        o.push_str("### Latency per call over gRPC (µs)\n\n");
+        let rows: Vec<Vec<String>> = self
+            .latency
+            .iter()
+            .map(|(input, op, s)| {
+                vec![
+                    format!("{} {}", op.label(), input.label()),
+                    us(s[W].p50),
+                    us(s[W].p99),
+                    us(s[N].p50),
+                    us(s[N].p99),
+                    us(s[P].p50),
+                    us(s[P].p99),
+                    ratio(dr(s[W].p50, s[N].p50), 1.0),
+                    ratio(dr(s[W].p99, s[N].p99), 1.0),
+                    ratio(dr(s[P].p50, s[W].p50), 1.0),
+                ]
+            })
+            .collect();
+        table(
+            &mut o,
+            &[
+                "call, input",
+                "WASM p50",
+                "WASM p99",
+                "native p50",
+                "native p99",
+                "Python p50",
+                "Python p99",
+                "WASM/native p50",
+                "WASM/native p99",
+                "Python/WASM p50",
+            ],
+            &rows,
+        );
+
+        o.push_str("### Throughput, small map, calls/s\n\n");
+        let rows: Vec<Vec<String>> = self
+            .throughput
+            .iter()
+            .map(|(op, c, r)| {
+                vec![
+                    format!("{}, {c} concurrent", op.label()),
+                    format!("{:.0}", r[W]),
+                    format!("{:.0}", r[N]),
+                    format!("{:.0}", r[P]),
+                    ratio(r[W], r[N]),
+                    ratio(r[W], r[P]),
+                ]
+            })
+            .collect();
+        table(&mut o, &["", "WASM", "native", "Python", "WASM/native", "WASM/Python"], &rows);
+
+        o.push_str("### Peak RSS of each provider process (MiB)\n\n");
+        let rows: Vec<Vec<String>> = self
+            .rss
+            .iter()
+            .map(|(r, m)| {
+                let mib = |b: u64| format!("{:.1}", b as f64 / (1 << 20) as f64);
+                let what = match r {
+                    Resource::RandomString => "RandomString process (small map, throughput, lifecycle)",
+                    Resource::Thing => "Thing process (100 properties, 1 MB asset)",
+                };
+                vec![what.into(), mib(m[W]), mib(m[N]), mib(m[P]), ratio(m[W] as f64, m[N] as f64)]
+            })
+            .collect();
+        table(&mut o, &["", "WASM", "native", "Python", "WASM/native"], &rows);
+
+        o.push_str("### Lifecycle: create -> update -> delete of N RandomStrings, 16 at a time (s)\n\n");
+        let rows: Vec<Vec<String>> = self
+            .lifecycle
+            .iter()
+            .map(|(n, l)| {
+                let s = |d: Duration| format!("{:.2}", d.as_secs_f64());
+                let per = |d: Duration| us(d / (*n as u32));
+                vec![
+                    format!("{n}"),
+                    s(l[W].total()),
+                    s(l[N].total()),
+                    s(l[P].total()),
+                    per(l[W].total()),
+                    per(l[N].total()),
+                    per(l[P].total()),
+                    ratio(dr(l[W].total(), l[N].total()), 1.0),
+                    ratio(dr(l[P].total(), l[W].total()), 1.0),
+                ]
+            })
+            .collect();
+        table(
+            &mut o,
+            &[
+                "resources",
+                "WASM",
+                "native",
+                "Python",
+                "WASM µs/resource",
+                "native µs/resource",
+                "Python µs/resource",
+                "WASM/native",
+                "Python/WASM",
+            ],
+            &rows,
+        );
+        let growth = self.growth();
+        if let Some(g) = &growth {
+            let _ = writeln!(
+                o,
+                "Growth from {} to {} resources (time ratio; {:.0} is linear): WASM {:.2}, native {:.2}, Python {:.2}.\n",
+                g.0,
+                g.1,
+                g.1 as f64 / g.0 as f64,
+                g.2[W],
+                g.2[N],
+                g.2[P]
+            );
+        }
+        let _ = writeln!(o, "Engine.Log messages received from the providers: {}.\n", self.engine_logs);
+
+        o.push_str("### Targets\n\n");
+        table(&mut o, &["target", "measured", ""], &self.targets(warm, native, python, growth));
+        o
+    }
+
+    /// (from, to, time ratio per runtime) between the first and last lifecycle sizes.
+    fn growth(&self) -> Option<(usize, usize, [f64; 3])> {
+        let (a, la) = self.lifecycle.first()?;
+        let (b, lb) = self.lifecycle.last()?;
+        (a != b).then(|| (*a, *b, [W, N, P].map(|i| dr(lb[i].total(), la[i].total()))))
+    }
+
+    fn targets(
+        &self,
+        warm: Duration,
+        native: Duration,
+        python: Duration,
+        growth: Option<(usize, usize, [f64; 3])>,
+    ) -> Vec<Vec<String>> {
+        let mut rows = Vec::new();
+        let name = |input: &Input, op: &Op| format!("{} {}", op.label(), input.label());
+        let worst = |f: &dyn Fn(&[Stats]) -> f64, max: bool| {
+            let mut v: Vec<(f64, String)> = self.latency.iter().map(|(i, o, s)| (f(s), name(i, o))).collect();
+            v.sort_by(|a, b| a.0.total_cmp(&b.0));
+            if max { v.last().cloned() } else { v.first().cloned() }
+        };
+        let count = |f: &dyn Fn(&[Stats]) -> bool| self.latency.iter().filter(|(_, _, s)| f(s)).count();
+        let total = self.latency.len();
+        if let Some((r, at)) = worst(&|s| dr(s[W].p50, s[N].p50), true) {
+            let within = count(&|s| dr(s[W].p50, s[N].p50) <= 1.10);
+            rows.push(vec![
+                "per-call p50 WASM/native <= 1.10".into(),
+                format!("worst {r:.2} ({at}); {within} of {total} calls within"),
+                verdict(within == total),
+            ]);
+        }
+        if let Some((r, at)) = worst(&|s| dr(s[W].p99, s[N].p99), true) {
+            let within = count(&|s| dr(s[W].p99, s[N].p99) <= 1.25);
+            rows.push(vec![
+                "per-call p99 WASM/native <= 1.25".into(),
+                format!("worst {r:.2} ({at}); {within} of {total} calls within"),
+                verdict(within == total),
+            ]);
+        }
+        let most = self.throughput.iter().map(|(_, c, _)| *c).max().unwrap_or(0);
+        for (op, c, r) in self.throughput.iter().filter(|(_, c, _)| *c == most) {
+            let x = r[W] / r[N];
+            rows.push(vec![
+                format!("throughput at {c} concurrent >= 0.9x native ({})", op.label()),
+                format!("{x:.2}x"),
+                verdict(x >= 0.9),
+            ]);
+        }
+        let x = dr(warm, native);
+        rows.push(vec!["warm-cache start <= 1.5x native".into(), format!("{x:.2}x"), verdict(x <= 1.5)]);
+        let x = dr(python, warm);
+        rows.push(vec!["start >= 10x faster than Python".into(), format!("{x:.1}x"), verdict(x >= 10.0)]);
+        if let Some((r, at)) = worst(&|s| dr(s[P].p50, s[W].p50), false) {
+            let within = count(&|s| dr(s[P].p50, s[W].p50) >= 20.0);
+            rows.push(vec![
+                "per-call latency >= 20x lower than Python (p50)".into(),
+                format!("least {r:.1}x ({at}); {within} of {total} calls at 20x or more"),
+                verdict(within == total),
+            ]);
+        }
+        if let Some((a, b, g)) = growth {
+            let linear = b as f64 / a as f64;
+            let worst = g[W] / linear;
+            rows.push(vec![
+                format!("lifecycle grows linearly ({a} -> {b})"),
+                format!("WASM time x{:.2} for x{linear:.0} resources (per-resource time x{worst:.2})", g[W]),
+                verdict(worst <= 1.25),
+            ]);
+        }
+        rows
+    }
+}
+
+/// The machine, for the record.
+fn environment() -> String {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|c| c.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_owned()))
+        .unwrap_or_else(|| "unknown CPU".into());
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0);
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let rustc = std::process::Command::new("rustc")
+        .arg("-V")
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_default();
+    format!("Machine: {cpu}, {cores} cores, Linux {}, {rustc}.", kernel.trim())
+}

@@ -1,0 +1,599 @@
+//! The host's WIT types (what the gRPC server hands a backend) to the SDK's
+//! types (what a [`Provider`](pulumi_wasm_sdk::Provider) takes), and back.
+//!
+//! Both sides are owned, so strings and byte lists move rather than copy:
+//! this is the work a component does after the canonical ABI has copied the
+//! request into its memory, minus that copy.
+
+use std::collections::BTreeMap;
+
+use pulumi_wasm_host::runtime::bindings::{rp, types as w};
+use pulumi_wasm_sdk as sdk;
+use pulumi_wasm_sdk::__private::wit::exports::pulumi::provider::resource_provider::CustomTimeouts;
+use sdk::{
+    Archive, ArchiveMember, ArchiveSource, Asset, AssetSource, Output, PropertyMap, RefId, ResourceRef, UnknownKind,
+    Value,
+};
+
+// ---------------------------------------------------------------------------
+// Values: flattened WIT nodes <-> the SDK's tree
+// ---------------------------------------------------------------------------
+
+/// A property map from the host. The host built it from the wire in
+/// pre-order, but a bad index is still an error rather than a panic.
+pub fn map(v: w::Value) -> sdk::Result<PropertyMap> {
+    match value(v) {
+        Ok(Value::Object(m)) => Ok(m),
+        Ok(other) => Err(sdk::Error::InvalidArgument(format!("expected an object, got {}", other.kind_name()))),
+        Err(e) => Err(sdk::Error::InvalidArgument(format!("malformed property map: {e}"))),
+    }
+}
+
+fn opt_map(v: Option<w::Value>) -> sdk::Result<Option<PropertyMap>> {
+    v.map(map).transpose()
+}
+
+fn value(v: w::Value) -> Result<Value, String> {
+    let mut slots: Vec<Option<w::Node>> = v.nodes.into_iter().map(Some).collect();
+    if slots.is_empty() {
+        return Err("empty value".into());
+    }
+    take(&mut slots, 0, None)
+}
+
+fn take(slots: &mut [Option<w::Node>], at: u32, parent: Option<u32>) -> Result<Value, String> {
+    if parent.is_some_and(|p| at <= p) {
+        return Err(format!("node {at} does not follow its parent"));
+    }
+    let node = slots
+        .get_mut(at as usize)
+        .and_then(Option::take)
+        .ok_or_else(|| format!("node {at} is missing or used twice"))?;
+    let me = Some(at);
+    Ok(match node {
+        w::Node::Null => Value::Null,
+        w::Node::Bool(b) => Value::Bool(b),
+        w::Node::Number(n) => Value::Number(n),
+        w::Node::String(s) => Value::String(s),
+        w::Node::Bytes(b) => Value::Bytes(b),
+        w::Node::Array(items) => Value::Array(items.into_iter().map(|i| take(slots, i, me)).collect::<Result<_, _>>()?),
+        w::Node::Object(fields) => {
+            Value::Object(fields.into_iter().map(|(k, i)| Ok((k, take(slots, i, me)?))).collect::<Result<_, String>>()?)
+        }
+        w::Node::Asset(a) => Value::Asset(asset_in(a)),
+        w::Node::Archive(a) => Value::Archive(archive_in(slots, a, at)?),
+        w::Node::Secret(i) => Value::Secret(Box::new(take(slots, i, me)?)),
+        w::Node::Unknown(k) => Value::Unknown(unknown_in(k)),
+        w::Node::ResourceReference(r) => Value::ResourceRef(ResourceRef {
+            urn: r.urn,
+            id: r.id.map(|id| match id {
+                w::ReferenceId::Known(s) => RefId::Known(s),
+                w::ReferenceId::Unknown => RefId::Unknown,
+            }),
+            package_version: r.package_version,
+        }),
+        w::Node::Output(o) => Value::Output(Output {
+            value: o.value.map(|i| take(slots, i, me).map(Box::new)).transpose()?,
+            secret: o.secret,
+            dependencies: o.dependencies,
+        }),
+    })
+}
+
+fn asset_in(a: w::Asset) -> Asset {
+    Asset {
+        hash: a.hash,
+        source: a.source.map(|s| match s {
+            w::AssetSource::Text(t) => AssetSource::Text(t),
+            w::AssetSource::Path(p) => AssetSource::Path(p),
+            w::AssetSource::Uri(u) => AssetSource::Uri(u),
+        }),
+    }
+}
+
+fn archive_in(slots: &mut [Option<w::Node>], a: w::Archive, at: u32) -> Result<Archive, String> {
+    let source = match a.source {
+        None => None,
+        Some(w::ArchiveSource::Path(p)) => Some(ArchiveSource::Path(p)),
+        Some(w::ArchiveSource::Uri(u)) => Some(ArchiveSource::Uri(u)),
+        Some(w::ArchiveSource::Assets(members)) => {
+            let mut out = BTreeMap::new();
+            for (name, i) in members {
+                let member = match take(slots, i, Some(at))? {
+                    Value::Asset(a) => ArchiveMember::Asset(a),
+                    Value::Archive(a) => ArchiveMember::Archive(a),
+                    other => return Err(format!("archive member {name} is a {}", other.kind_name())),
+                };
+                out.insert(name, member);
+            }
+            Some(ArchiveSource::Assets(out))
+        }
+    };
+    Ok(Archive { hash: a.hash, source })
+}
+
+fn unknown_in(k: w::UnknownKind) -> UnknownKind {
+    match k {
+        w::UnknownKind::Bool => UnknownKind::Bool,
+        w::UnknownKind::Number => UnknownKind::Number,
+        w::UnknownKind::String => UnknownKind::String,
+        w::UnknownKind::Array => UnknownKind::Array,
+        w::UnknownKind::Asset => UnknownKind::Asset,
+        w::UnknownKind::Archive => UnknownKind::Archive,
+        w::UnknownKind::Object => UnknownKind::Object,
+    }
+}
+
+fn unknown_out(k: UnknownKind) -> w::UnknownKind {
+    match k {
+        UnknownKind::Bool => w::UnknownKind::Bool,
+        UnknownKind::Number => w::UnknownKind::Number,
+        UnknownKind::String => w::UnknownKind::String,
+        UnknownKind::Array => w::UnknownKind::Array,
+        UnknownKind::Asset => w::UnknownKind::Asset,
+        UnknownKind::Archive => w::UnknownKind::Archive,
+        UnknownKind::Object => w::UnknownKind::Object,
+    }
+}
+
+/// A property map for the host: pre-order nodes, the root first.
+pub fn wire_map(m: PropertyMap) -> w::Value {
+    let mut enc = Encoder { nodes: Vec::new() };
+    enc.object(m);
+    w::Value { nodes: enc.nodes }
+}
+
+struct Encoder {
+    nodes: Vec<w::Node>,
+}
+
+impl Encoder {
+    fn reserve(&mut self) -> usize {
+        self.nodes.push(w::Node::Null);
+        self.nodes.len() - 1
+    }
+
+    fn push(&mut self, v: Value) -> u32 {
+        if let Value::Object(m) = v {
+            return self.object(m);
+        }
+        let at = self.reserve();
+        let node = match v {
+            Value::Null => w::Node::Null,
+            Value::Bool(b) => w::Node::Bool(b),
+            Value::Number(n) => w::Node::Number(n),
+            Value::String(s) => w::Node::String(s),
+            Value::Bytes(b) => w::Node::Bytes(b),
+            Value::Array(a) => w::Node::Array(a.into_iter().map(|c| self.push(c)).collect()),
+            Value::Object(_) => unreachable!("handled above"),
+            Value::Asset(a) => w::Node::Asset(asset_out(a)),
+            Value::Archive(a) => w::Node::Archive(self.archive(a)),
+            Value::Secret(inner) => w::Node::Secret(self.push(*inner)),
+            Value::Unknown(k) => w::Node::Unknown(unknown_out(k)),
+            Value::ResourceRef(r) => w::Node::ResourceReference(w::ResourceReference {
+                urn: r.urn,
+                id: r.id.map(|id| match id {
+                    RefId::Known(s) => w::ReferenceId::Known(s),
+                    RefId::Unknown => w::ReferenceId::Unknown,
+                }),
+                package_version: r.package_version,
+            }),
+            Value::Output(o) => w::Node::Output(w::OutputValue {
+                value: o.value.map(|v| self.push(*v)),
+                secret: o.secret,
+                dependencies: o.dependencies,
+            }),
+        };
+        self.nodes[at] = node;
+        at as u32
+    }
+
+    fn object(&mut self, m: PropertyMap) -> u32 {
+        let at = self.reserve();
+        let fields = m.into_iter().map(|(k, v)| (k, self.push(v))).collect();
+        self.nodes[at] = w::Node::Object(fields);
+        at as u32
+    }
+
+    fn archive(&mut self, a: Archive) -> w::Archive {
+        let source = a.source.map(|s| match s {
+            ArchiveSource::Path(p) => w::ArchiveSource::Path(p),
+            ArchiveSource::Uri(u) => w::ArchiveSource::Uri(u),
+            ArchiveSource::Assets(members) => w::ArchiveSource::Assets(
+                members
+                    .into_iter()
+                    .map(|(name, m)| {
+                        let at = self.reserve();
+                        self.nodes[at] = match m {
+                            ArchiveMember::Asset(a) => w::Node::Asset(asset_out(a)),
+                            ArchiveMember::Archive(a) => w::Node::Archive(self.archive(a)),
+                        };
+                        (name, at as u32)
+                    })
+                    .collect(),
+            ),
+        });
+        w::Archive { hash: a.hash, source }
+    }
+}
+
+fn asset_out(a: Asset) -> w::Asset {
+    w::Asset {
+        hash: a.hash,
+        source: a.source.map(|s| match s {
+            AssetSource::Text(t) => w::AssetSource::Text(t),
+            AssetSource::Path(p) => w::AssetSource::Path(p),
+            AssetSource::Uri(u) => w::AssetSource::Uri(u),
+        }),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Errors
+// ---------------------------------------------------------------------------
+
+pub fn error(e: sdk::Error) -> w::Error {
+    use sdk::Error as E;
+    match e {
+        E::Unimplemented(m) => w::Error::Unimplemented(m),
+        E::InvalidArgument(m) => w::Error::InvalidArgument(m),
+        E::NotFound(m) => w::Error::NotFound(m),
+        E::FailedPrecondition(m) => w::Error::FailedPrecondition(m),
+        E::Unavailable(m) => w::Error::Unavailable(m),
+        E::Cancelled(m) => w::Error::Cancelled(m),
+        E::Failed(m) => w::Error::Failed(m),
+        E::MissingKeys(keys) => w::Error::MissingKeys(
+            keys.into_iter().map(|k| w::MissingKey { name: k.name, description: k.description }).collect(),
+        ),
+        E::InitFailed { id, properties, inputs, reasons } => w::Error::InitFailed(w::InitFailure {
+            id,
+            properties: wire_map(properties),
+            inputs: inputs.map(wire_map),
+            reasons,
+        }),
+    }
+}
+
+fn failures(f: Vec<sdk::CheckFailure>) -> Vec<w::CheckFailure> {
+    f.into_iter().map(|f| w::CheckFailure { property: f.property, reason: f.reason }).collect()
+}
+
+fn deps_in(d: rp::DependencyMap) -> sdk::Dependencies {
+    d.into_iter().collect()
+}
+
+fn deps_out(d: sdk::Dependencies) -> rp::DependencyMap {
+    d.into_iter().collect()
+}
+
+fn deployment(d: rp::Deployment) -> sdk::Deployment {
+    sdk::Deployment {
+        project: d.project,
+        stack: d.stack,
+        organization: d.organization,
+        config: d.config,
+        config_secret_keys: d.config_secret_keys,
+        dry_run: d.dry_run,
+        parallel: d.parallel,
+        monitor_endpoint: d.monitor_endpoint,
+        accepts_output_values: d.accepts_output_values,
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Requests (host -> SDK)
+// ---------------------------------------------------------------------------
+
+pub fn parameterize(r: rp::ParameterizeRequest) -> sdk::ParameterizeRequest {
+    match r {
+        rp::ParameterizeRequest::Args(a) => sdk::ParameterizeRequest::Args(a),
+        rp::ParameterizeRequest::Value(v) => {
+            sdk::ParameterizeRequest::Value(sdk::ParameterValue { name: v.name, version: v.version, value: v.value })
+        }
+    }
+}
+
+pub fn get_schema(r: rp::GetSchemaRequest) -> sdk::GetSchemaRequest {
+    sdk::GetSchemaRequest {
+        version: r.version,
+        subpackage_name: r.subpackage_name,
+        subpackage_version: r.subpackage_version,
+    }
+}
+
+pub fn check(r: rp::CheckRequest) -> sdk::Result<sdk::CheckRequest> {
+    Ok(sdk::CheckRequest {
+        urn: r.urn,
+        name: r.name,
+        resource_type: r.type_,
+        olds: map(r.olds)?,
+        news: map(r.news)?,
+        random_seed: r.random_seed,
+        autonaming: r.autonaming.map(|a| sdk::Autonaming {
+            proposed_name: a.proposed_name,
+            mode: match a.mode {
+                rp::AutonamingMode::Propose => sdk::AutonamingMode::Propose,
+                rp::AutonamingMode::Enforce => sdk::AutonamingMode::Enforce,
+                rp::AutonamingMode::Disable => sdk::AutonamingMode::Disable,
+            },
+        }),
+        old_outputs: opt_map(r.old_outputs)?,
+    })
+}
+
+pub fn diff(r: rp::DiffRequest) -> sdk::Result<sdk::DiffRequest> {
+    Ok(sdk::DiffRequest {
+        id: r.id,
+        urn: r.urn,
+        name: r.name,
+        resource_type: r.type_,
+        olds: map(r.olds)?,
+        news: map(r.news)?,
+        old_inputs: map(r.old_inputs)?,
+        ignore_changes: r.ignore_changes,
+    })
+}
+
+pub fn configure(r: rp::ConfigureRequest) -> sdk::Result<sdk::ConfigureRequest> {
+    Ok(sdk::ConfigureRequest {
+        variables: r.variables.into_iter().collect(),
+        args: map(r.args)?,
+        id: r.id,
+        urn: r.urn,
+        name: r.name,
+        resource_type: r.type_,
+    })
+}
+
+pub fn invoke(r: rp::InvokeRequest) -> sdk::Result<sdk::InvokeRequest> {
+    Ok(sdk::InvokeRequest { token: r.token, args: map(r.args)?, preview: r.preview })
+}
+
+pub fn call(r: rp::CallRequest) -> sdk::Result<sdk::CallRequest> {
+    Ok(sdk::CallRequest {
+        token: r.token,
+        args: map(r.args)?,
+        arg_dependencies: deps_in(r.arg_dependencies),
+        deployment: deployment(r.deployment),
+    })
+}
+
+pub fn create(r: rp::CreateRequest) -> sdk::Result<sdk::CreateRequest> {
+    Ok(sdk::CreateRequest {
+        urn: r.urn,
+        name: r.name,
+        resource_type: r.type_,
+        properties: map(r.properties)?,
+        timeout: r.timeout,
+        preview: r.preview,
+    })
+}
+
+pub fn read(r: rp::ReadRequest) -> sdk::Result<sdk::ReadRequest> {
+    Ok(sdk::ReadRequest {
+        id: r.id,
+        urn: r.urn,
+        name: r.name,
+        resource_type: r.type_,
+        properties: map(r.properties)?,
+        inputs: map(r.inputs)?,
+        timeout: r.timeout,
+    })
+}
+
+pub fn update(r: rp::UpdateRequest) -> sdk::Result<sdk::UpdateRequest> {
+    Ok(sdk::UpdateRequest {
+        id: r.id,
+        urn: r.urn,
+        name: r.name,
+        resource_type: r.type_,
+        olds: map(r.olds)?,
+        news: map(r.news)?,
+        old_inputs: map(r.old_inputs)?,
+        timeout: r.timeout,
+        ignore_changes: r.ignore_changes,
+        preview: r.preview,
+    })
+}
+
+pub fn delete(r: rp::DeleteRequest) -> sdk::Result<sdk::DeleteRequest> {
+    Ok(sdk::DeleteRequest {
+        id: r.id,
+        urn: r.urn,
+        name: r.name,
+        resource_type: r.type_,
+        properties: map(r.properties)?,
+        old_inputs: map(r.old_inputs)?,
+        timeout: r.timeout,
+    })
+}
+
+pub fn construct(r: rp::ConstructRequest) -> sdk::Result<sdk::ConstructRequest> {
+    Ok(sdk::ConstructRequest {
+        deployment: deployment(r.deployment),
+        resource_type: r.type_,
+        name: r.name,
+        parent: r.parent,
+        inputs: map(r.inputs)?,
+        input_dependencies: deps_in(r.input_dependencies),
+        providers: r.providers.into_iter().collect(),
+        dependencies: r.dependencies,
+        protect: r.protect,
+        additional_secret_outputs: r.additional_secret_outputs,
+        custom_timeouts: r.custom_timeouts.map(|t| CustomTimeouts { create: t.create, update: t.update, delete: t.delete }),
+        deleted_with: r.deleted_with,
+        delete_before_replace: r.delete_before_replace,
+        ignore_changes: r.ignore_changes,
+        replace_on_changes: r.replace_on_changes,
+        retain_on_delete: r.retain_on_delete,
+        aliases: r.aliases.into_iter().map(alias).collect(),
+    })
+}
+
+fn alias(a: w::Alias) -> sdk::Alias {
+    match a {
+        w::Alias::Urn(u) => sdk::Alias::Urn(u),
+        w::Alias::Spec(s) => sdk::Alias::Spec(sdk::AliasSpec {
+            name: s.name,
+            type_: s.type_,
+            stack: s.stack,
+            project: s.project,
+            parent: match s.parent {
+                w::AliasParent::Inherit => sdk::AliasParent::Inherit,
+                w::AliasParent::NoParent => sdk::AliasParent::NoParent,
+                w::AliasParent::Urn(u) => sdk::AliasParent::Urn(u),
+            },
+        }),
+    }
+}
+
+pub fn list(r: rp::ListRequest) -> sdk::Result<sdk::ListRequest> {
+    Ok(sdk::ListRequest {
+        token: r.token,
+        query: opt_map(r.query)?,
+        limit: r.limit,
+        page_size: r.page_size,
+        continuation_token: r.continuation_token,
+    })
+}
+
+// ---------------------------------------------------------------------------
+// Responses (SDK -> host)
+// ---------------------------------------------------------------------------
+
+pub fn package_ref(r: sdk::PackageRef) -> rp::PackageRef {
+    rp::PackageRef { name: r.name, version: r.version }
+}
+
+pub fn check_response(r: sdk::CheckResponse) -> rp::CheckResponse {
+    rp::CheckResponse { inputs: wire_map(r.inputs), failures: failures(r.failures) }
+}
+
+pub fn diff_response(r: sdk::DiffResponse) -> rp::DiffResponse {
+    let kind = |k| match k {
+        sdk::DiffKind::Add => rp::DiffKind::Add,
+        sdk::DiffKind::AddReplace => rp::DiffKind::AddReplace,
+        sdk::DiffKind::Delete => rp::DiffKind::Delete,
+        sdk::DiffKind::DeleteReplace => rp::DiffKind::DeleteReplace,
+        sdk::DiffKind::Update => rp::DiffKind::Update,
+        sdk::DiffKind::UpdateReplace => rp::DiffKind::UpdateReplace,
+    };
+    rp::DiffResponse {
+        changes: match r.changes {
+            sdk::DiffChanges::Unknown => rp::DiffChanges::Unknown,
+            sdk::DiffChanges::None => rp::DiffChanges::None,
+            sdk::DiffChanges::Some => rp::DiffChanges::Some,
+        },
+        replaces: r.replaces,
+        stables: r.stables,
+        delete_before_replace: r.delete_before_replace,
+        diffs: r.diffs,
+        detailed_diff: r.detailed_diff.map(|d| {
+            d.into_iter()
+                .map(|(path, p)| (path, rp::PropertyDiff { kind: kind(p.kind), input_diff: p.input_diff }))
+                .collect()
+        }),
+    }
+}
+
+pub fn configure_response(r: sdk::ConfigureResponse) -> rp::ConfigureResponse {
+    rp::ConfigureResponse { supports_autonaming_configuration: r.supports_autonaming_configuration }
+}
+
+pub fn invoke_response(r: sdk::InvokeResponse) -> rp::InvokeResponse {
+    rp::InvokeResponse { outputs: wire_map(r.outputs), failures: failures(r.failures) }
+}
+
+pub fn call_response(r: sdk::CallResponse) -> rp::CallResponse {
+    rp::CallResponse {
+        outputs: wire_map(r.outputs),
+        return_dependencies: deps_out(r.return_dependencies),
+        failures: failures(r.failures),
+    }
+}
+
+pub fn create_response(r: sdk::CreateResponse) -> rp::CreateResponse {
+    rp::CreateResponse { id: r.id, properties: wire_map(r.properties), refresh_before_update: r.refresh_before_update }
+}
+
+pub fn read_response(r: sdk::ReadResponse) -> rp::ReadResponse {
+    rp::ReadResponse {
+        id: r.id,
+        properties: wire_map(r.properties),
+        inputs: wire_map(r.inputs),
+        refresh_before_update: r.refresh_before_update,
+    }
+}
+
+pub fn update_response(r: sdk::UpdateResponse) -> rp::UpdateResponse {
+    rp::UpdateResponse { properties: wire_map(r.properties), refresh_before_update: r.refresh_before_update }
+}
+
+pub fn construct_response(r: sdk::ConstructResponse) -> rp::ConstructResponse {
+    rp::ConstructResponse {
+        urn: r.urn,
+        state: wire_map(r.state),
+        state_dependencies: deps_out(r.state_dependencies),
+    }
+}
+
+pub fn list_response(r: sdk::ListResponse) -> rp::ListResponse {
+    match r {
+        sdk::ListResponse::Computed => rp::ListResponse::Computed,
+        sdk::ListResponse::Page((items, next)) => rp::ListResponse::Page((
+            items.into_iter().map(|i| rp::ListItem { id: i.id, name: i.name }).collect(),
+            next,
+        )),
+    }
+}
+
+pub fn mapping(m: Option<sdk::Mapping>) -> Option<rp::Mapping> {
+    m.map(|m| rp::Mapping { provider: m.provider, data: m.data })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pulumi_wasm_host::convert::value::{WireOptions, struct_to_wit, wit_to_struct};
+    use sdk::props;
+
+    /// Every value kind: SDK -> host WIT -> wire -> host WIT -> SDK is the identity.
+    #[test]
+    fn every_kind_round_trips_through_the_host() {
+        let mut members = BTreeMap::new();
+        members.insert("a.txt".to_string(), ArchiveMember::Asset(Asset::text("hi")));
+        members.insert(
+            "inner".to_string(),
+            ArchiveMember::Archive(Archive { hash: None, source: Some(ArchiveSource::Path("x.zip".into())) }),
+        );
+        let m = props! {
+            "null" => Value::Null,
+            "b" => true,
+            "n" => 1.5,
+            "s" => "str",
+            "bytes" => Value::Bytes(vec![0xff, 0x00]),
+            "arr" => vec![Value::from(1), Value::Unknown(UnknownKind::Number)],
+            "obj" => props! { "deep" => props! { "deeper" => "x" } },
+            "secret" => Value::secret("shh"),
+            "asset" => Asset::uri("https://example.com/a"),
+            "archive" => Archive { hash: Some("h".into()), source: Some(ArchiveSource::Assets(members)) },
+            "ref" => Value::ResourceRef(ResourceRef { urn: "urn:x".into(), id: Some(RefId::Known("i".into())), package_version: "1.0.0".into() }),
+            "out" => Value::Output(Output { value: Some(Box::new("v".into())), secret: true, dependencies: vec!["urn:d".into()] }),
+            "unknown-out" => Value::Output(Output { value: None, secret: false, dependencies: vec![] }),
+        };
+        let opts = WireOptions { byte_strings: true };
+        let wire = wit_to_struct(&wire_map(m.clone()), opts, Default::default()).expect("valid for the host");
+        let back = map(struct_to_wit(&wire).expect("decodes")).expect("decodes");
+        assert_eq!(back, m);
+    }
+
+    #[test]
+    fn bad_indices_are_errors() {
+        let cyclic = w::Value { nodes: vec![w::Node::Object(vec![("a".into(), 0)])] };
+        assert!(map(cyclic).is_err());
+        let shared = w::Value { nodes: vec![w::Node::Object(vec![("a".into(), 1), ("b".into(), 1)]), w::Node::Null] };
+        assert!(map(shared).is_err());
+        assert!(map(w::Value { nodes: vec![] }).is_err());
+        assert!(map(w::Value { nodes: vec![w::Node::Null] }).is_err());
+    }
+}

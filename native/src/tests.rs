@@ -1,0 +1,99 @@
+//! The native backend against the echo test provider: the same replay and
+//! crash semantics as the wasm pool.
+
+use std::sync::Arc;
+
+use pulumi_wasm_host::convert::value::{empty_map, struct_to_wit};
+use pulumi_wasm_host::runtime::bindings::{rp, types};
+use pulumi_wasm_host::runtime::{Backend, CallError, RuntimeError};
+use pulumi_wasm_sdk::{Value, props};
+
+use super::NativeBackend;
+use super::convert::{map, wire_map};
+
+fn backend() -> Arc<NativeBackend<impl pulumi_wasm_sdk::Provider>> {
+    Arc::new(NativeBackend::new(echo_provider::__pulumi_wasm_provider))
+}
+
+fn configure(args: pulumi_wasm_sdk::PropertyMap) -> rp::ConfigureRequest {
+    rp::ConfigureRequest {
+        variables: vec![],
+        args: wire_map(args),
+        id: String::new(),
+        urn: String::new(),
+        name: String::new(),
+        type_: String::new(),
+    }
+}
+
+fn invoke(token: &str) -> rp::InvokeRequest {
+    rp::InvokeRequest { token: token.into(), args: empty_map(), preview: false }
+}
+
+/// `echo:index:config` on a thread of its own: what that thread's provider value was configured with.
+async fn config_seen_on_a_new_thread<P: pulumi_wasm_sdk::Provider>(b: &Arc<NativeBackend<P>>) -> Value {
+    let b = b.clone();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let out = rt.block_on(b.invoke(None, invoke("echo:index:config"))).expect("config invoke");
+        map(out.outputs).unwrap()["config"].clone()
+    })
+    .join()
+    .unwrap()
+}
+
+#[tokio::test]
+async fn info_comes_from_the_provider() {
+    let (name, version) = backend().info().unwrap();
+    assert_eq!(name, "echo");
+    assert_eq!(version.to_string(), env!("CARGO_PKG_VERSION"));
+}
+
+#[tokio::test]
+async fn configure_is_replayed_into_every_provider_value() {
+    let b = backend();
+    b.configure(None, configure(props! { "region" => "eu" })).await.unwrap();
+    // A thread that has never run a call makes a fresh value, which must see the configuration.
+    assert_eq!(config_seen_on_a_new_thread(&b).await, Value::Object(props! { "region" => "eu" }));
+    b.configure(None, configure(props! { "region" => "us" })).await.unwrap();
+    assert_eq!(config_seen_on_a_new_thread(&b).await, Value::Object(props! { "region" => "us" }));
+}
+
+#[tokio::test]
+async fn a_panic_fails_the_call_and_the_backend_keeps_serving() {
+    let b = backend();
+    b.configure(None, configure(props! { "k" => 1 })).await.unwrap();
+    match b.invoke(None, invoke("echo:index:panic")).await {
+        Err(CallError::Runtime(RuntimeError::Trap { message, .. })) => {
+            assert!(message.contains("echo was asked to panic"), "{message}")
+        }
+        other => panic!("expected a trap, got {other:?}"),
+    }
+    // A fresh value replaces the discarded one, configuration replayed.
+    let out = b.invoke(None, invoke("echo:index:config")).await.unwrap();
+    assert_eq!(map(out.outputs).unwrap()["config"], Value::Object(props! { "k" => 1 }));
+}
+
+#[tokio::test]
+async fn provider_errors_keep_their_kind() {
+    let b = backend();
+    match b.invoke(None, invoke("echo:index:nope")).await {
+        Err(CallError::Provider { error: types::Error::InvalidArgument(m), denials }) => {
+            assert!(m.contains("echo:index:nope"), "{m}");
+            assert!(denials.is_empty());
+        }
+        other => panic!("expected invalid-argument, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn values_round_trip_through_invoke() {
+    let b = backend();
+    let args = struct_to_wit(&prost_types::Struct {
+        fields: [("s".to_string(), prost_types::Value { kind: Some(prost_types::value::Kind::StringValue("x".into())) })]
+            .into(),
+    })
+    .unwrap();
+    let out = b.invoke(None, rp::InvokeRequest { token: "echo:index:echo".into(), args, preview: false }).await.unwrap();
+    assert_eq!(map(out.outputs).unwrap(), props! { "s" => "x" });
+}
