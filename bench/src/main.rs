@@ -371,8 +371,11 @@ async fn hammer(paths: &Paths, which: &str, op: &str, input: &str, seconds: u64)
     let tmp = tempfile::tempdir()?;
     let launch = match (rt, r) {
         (Runtime::Wasm, _) => {
-            let (component, name) =
-                if r == Resource::RandomString { ("random_provider.wasm", "random") } else { ("echo_provider.wasm", "echo") };
+            let (component, name) = if r == Resource::RandomString {
+                ("random_provider.wasm", "random")
+            } else {
+                ("echo_provider.wasm", "echo")
+            };
             let out = tmp.path().join(name);
             sh(std::process::Command::new(paths.release.join("pulumi-wasm"))
                 .arg("pack")
@@ -380,7 +383,8 @@ async fn hammer(paths: &Paths, which: &str, op: &str, input: &str, seconds: u64)
                 .arg("--out")
                 .arg(&out)
                 .env("PULUMI_WASM_CACHE_DIR", tmp.path().join("cache")))?;
-            Launch::new(out.join(format!("pulumi-resource-{name}"))).env("PULUMI_WASM_CACHE_DIR", tmp.path().join("cache"))
+            Launch::new(out.join(format!("pulumi-resource-{name}")))
+                .env("PULUMI_WASM_CACHE_DIR", tmp.path().join("cache"))
         }
         (Runtime::Native, Resource::RandomString) => Launch::new(paths.release.join("pulumi-random-native")),
         (Runtime::Native, Resource::Thing) => Launch::new(paths.release.join("pulumi-echo-native")),
@@ -453,7 +457,12 @@ async fn boot(client: &mut ResourceProviderClient<Channel>, engine: &str) -> any
 }
 
 /// `n` sequential calls (after a tenth as many unmeasured), each timed alone.
-async fn latency(client: &mut ResourceProviderClient<Channel>, calls: &Calls, op: Op, n: usize) -> anyhow::Result<Stats> {
+async fn latency(
+    client: &mut ResourceProviderClient<Channel>,
+    calls: &Calls,
+    op: Op,
+    n: usize,
+) -> anyhow::Result<Stats> {
     for _ in 0..(n / 10).max(10) {
         calls.request(op).send(client).await?;
     }

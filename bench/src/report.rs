@@ -166,7 +166,15 @@ impl Report {
                 .collect();
             table(
                 &mut o,
-                &["call, input", "WASM p50", "WASM p99", "native p50", "native p99", "WASM/native p50", "WASM - native p50"],
+                &[
+                    "call, input",
+                    "WASM p50",
+                    "WASM p99",
+                    "native p50",
+                    "native p99",
+                    "WASM/native p50",
+                    "WASM - native p50",
+                ],
                 &rows,
             );
         }
@@ -396,7 +404,9 @@ impl Report {
 fn environment() -> String {
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
-        .and_then(|c| c.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_owned()))
+        .and_then(|c| {
+            c.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_owned())
+        })
         .unwrap_or_else(|| "unknown CPU".into());
     let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0);
     let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();

@@ -420,7 +420,11 @@ pub fn construct(r: rp::ConstructRequest) -> sdk::Result<sdk::ConstructRequest> 
         dependencies: r.dependencies,
         protect: r.protect,
         additional_secret_outputs: r.additional_secret_outputs,
-        custom_timeouts: r.custom_timeouts.map(|t| CustomTimeouts { create: t.create, update: t.update, delete: t.delete }),
+        custom_timeouts: r.custom_timeouts.map(|t| CustomTimeouts {
+            create: t.create,
+            update: t.update,
+            delete: t.delete,
+        }),
         deleted_with: r.deleted_with,
         delete_before_replace: r.delete_before_replace,
         ignore_changes: r.ignore_changes,
@@ -530,20 +534,15 @@ pub fn update_response(r: sdk::UpdateResponse) -> rp::UpdateResponse {
 }
 
 pub fn construct_response(r: sdk::ConstructResponse) -> rp::ConstructResponse {
-    rp::ConstructResponse {
-        urn: r.urn,
-        state: wire_map(r.state),
-        state_dependencies: deps_out(r.state_dependencies),
-    }
+    rp::ConstructResponse { urn: r.urn, state: wire_map(r.state), state_dependencies: deps_out(r.state_dependencies) }
 }
 
 pub fn list_response(r: sdk::ListResponse) -> rp::ListResponse {
     match r {
         sdk::ListResponse::Computed => rp::ListResponse::Computed,
-        sdk::ListResponse::Page((items, next)) => rp::ListResponse::Page((
-            items.into_iter().map(|i| rp::ListItem { id: i.id, name: i.name }).collect(),
-            next,
-        )),
+        sdk::ListResponse::Page((items, next)) => {
+            rp::ListResponse::Page((items.into_iter().map(|i| rp::ListItem { id: i.id, name: i.name }).collect(), next))
+        }
     }
 }
 

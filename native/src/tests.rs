@@ -90,10 +90,14 @@ async fn provider_errors_keep_their_kind() {
 async fn values_round_trip_through_invoke() {
     let b = backend();
     let args = struct_to_wit(&prost_types::Struct {
-        fields: [("s".to_string(), prost_types::Value { kind: Some(prost_types::value::Kind::StringValue("x".into())) })]
-            .into(),
+        fields: [(
+            "s".to_string(),
+            prost_types::Value { kind: Some(prost_types::value::Kind::StringValue("x".into())) },
+        )]
+        .into(),
     })
     .unwrap();
-    let out = b.invoke(None, rp::InvokeRequest { token: "echo:index:echo".into(), args, preview: false }).await.unwrap();
+    let out =
+        b.invoke(None, rp::InvokeRequest { token: "echo:index:echo".into(), args, preview: false }).await.unwrap();
     assert_eq!(map(out.outputs).unwrap(), props! { "s" => "x" });
 }

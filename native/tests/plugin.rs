@@ -66,7 +66,12 @@ async fn create_update_delete_natively() {
     let inputs = p.client.check(check(json!({ "length": 24 }))).await.unwrap().into_inner().inputs;
     let created = p
         .client
-        .create(CreateRequest { urn: URN.into(), r#type: STRING.into(), properties: inputs.clone(), ..Default::default() })
+        .create(CreateRequest {
+            urn: URN.into(),
+            r#type: STRING.into(),
+            properties: inputs.clone(),
+            ..Default::default()
+        })
         .await
         .unwrap()
         .into_inner();
