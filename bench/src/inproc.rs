@@ -86,14 +86,12 @@ async fn prepare<B: Backend>(b: &B, token: &str, news: prost_types::Struct) -> a
 /// Times `n` calls of `op` (after a tenth as many unmeasured).
 async fn time<B: Backend>(b: &B, calls: &WitCalls, op: Op, n: usize) -> anyhow::Result<Stats> {
     async fn one<B: Backend>(b: &B, calls: &WitCalls, op: Op) -> anyhow::Result<std::time::Duration> {
-        fn timed<T, E: std::fmt::Debug>(
+        async fn timed<T, E: std::fmt::Debug>(
             f: impl Future<Output = Result<T, E>>,
-        ) -> impl Future<Output = anyhow::Result<std::time::Duration>> {
-            async move {
-                let t = Instant::now();
-                f.await.map_err(|e| anyhow::anyhow!("{e:?}"))?;
-                Ok(t.elapsed())
-            }
+        ) -> anyhow::Result<std::time::Duration> {
+            let t = Instant::now();
+            f.await.map_err(|e| anyhow::anyhow!("{e:?}"))?;
+            Ok(t.elapsed())
         }
         match op {
             Op::Check => {

@@ -252,7 +252,9 @@ async fn run(plan: &Plan, paths: &Paths, quick: bool) -> anyhow::Result<Report> 
 
     // Start to port line. One round first that is not recorded (page cache).
     progress("start-up");
-    let kinds: [(&str, Box<dyn Fn(usize) -> Launch>); 4] = [
+    // Each kind of start, as how to launch its i-th run.
+    type Starts<'a> = [(&'static str, Box<dyn Fn(usize) -> Launch + 'a>); 4];
+    let kinds: Starts = [
         (
             "WASM, empty cache",
             Box::new(|i| {

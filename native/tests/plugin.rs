@@ -24,7 +24,7 @@ fn check(news: serde_json::Value) -> CheckRequest {
 
 async fn native(engine: &TestEngine) -> Plugin {
     let exe = Path::new(env!("CARGO_BIN_EXE_pulumi-random-native"));
-    let mut p = Plugin::spawn(exe, &[engine.address.clone()]).await.unwrap();
+    let mut p = Plugin::spawn(exe, std::slice::from_ref(&engine.address)).await.unwrap();
     p.boot(&engine.address, json!({})).await.unwrap();
     p
 }
