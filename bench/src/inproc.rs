@@ -7,7 +7,7 @@
 use std::future::Future;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use pulumi_wasm_host::runtime::bindings::rp;
@@ -33,7 +33,7 @@ fn failed(e: CallError) -> anyhow::Error {
 }
 
 async fn prepare<B: Backend>(b: &B, token: &str, news: prost_types::Struct) -> anyhow::Result<WitCalls> {
-    let check = rp::CheckRequest::try_from(&check_request(token, "inproc", news))?;
+    let check = rp::CheckRequest::try_from(check_request(token, "inproc", news))?;
     let inputs = b.check(None, check.clone()).await.map_err(failed)?.inputs;
     let wire = pb::CreateRequest {
         urn: urn(token, "inproc"),
@@ -41,7 +41,7 @@ async fn prepare<B: Backend>(b: &B, token: &str, news: prost_types::Struct) -> a
         r#type: token.into(),
         ..Default::default()
     };
-    let mut create = rp::CreateRequest::try_from(&wire)?;
+    let mut create = rp::CreateRequest::try_from(wire)?;
     create.properties = inputs.clone();
     let created = b.create(None, create.clone()).await.map_err(failed)?;
     let (id, state) = (created.id, created.properties);
@@ -85,10 +85,8 @@ async fn prepare<B: Backend>(b: &B, token: &str, news: prost_types::Struct) -> a
 
 /// Times `n` calls of `op` (after a tenth as many unmeasured).
 async fn time<B: Backend>(b: &B, calls: &WitCalls, op: Op, n: usize) -> anyhow::Result<Stats> {
-    async fn one<B: Backend>(b: &B, calls: &WitCalls, op: Op) -> anyhow::Result<std::time::Duration> {
-        async fn timed<T, E: std::fmt::Debug>(
-            f: impl Future<Output = Result<T, E>>,
-        ) -> anyhow::Result<std::time::Duration> {
+    async fn one<B: Backend>(b: &B, calls: &WitCalls, op: Op) -> anyhow::Result<Duration> {
+        async fn timed<T, E: std::fmt::Debug>(f: impl Future<Output = Result<T, E>>) -> anyhow::Result<Duration> {
             let t = Instant::now();
             f.await.map_err(|e| anyhow::anyhow!("{e:?}"))?;
             Ok(t.elapsed())

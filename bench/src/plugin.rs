@@ -45,9 +45,15 @@ const STDERR_TAIL: usize = 16 * 1024;
 impl Plugin {
     pub async fn start(launch: &Launch, engine_address: &str) -> anyhow::Result<Plugin> {
         let began = Instant::now();
+        // BENCH_PROVIDER_ENV="K=V,K2=V2": extra environment for every provider (experiments).
+        let extra: Vec<(String, String)> = std::env::var("BENCH_PROVIDER_ENV")
+            .unwrap_or_default()
+            .split(',')
+            .filter_map(|kv| kv.split_once('=').map(|(k, v)| (k.to_owned(), v.to_owned())))
+            .collect();
         let mut child = Command::new(&launch.exe)
             .arg(engine_address)
-            .envs(launch.env.iter().map(|(k, v)| (k, v)))
+            .envs(launch.env.iter().chain(&extra).map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

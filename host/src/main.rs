@@ -35,12 +35,12 @@ fn run() -> anyhow::Result<()> {
             let (exe, component) = plugin_component()?;
             init_logging(&cli.engine);
             let beside = sibling(&exe, "policy.toml");
-            runtime.block_on(run_serve(load_component(&component)?, cli.engine, cli.runtime, Some(&beside)))
+            runtime.block_on(run_serve(move || load_component(&component), cli.engine, cli.runtime, Some(&beside)))
         }
         None => match Cli::parse().command {
             Command::Serve { component, engine, runtime: rt } => {
                 init_logging(&engine);
-                runtime.block_on(run_serve(load_component(&component)?, engine, rt, None))
+                runtime.block_on(run_serve(move || load_component(&component), engine, rt, None))
             }
             Command::Pack { component, out, runtime: rt } => {
                 runtime.block_on(pack(load_component(&component)?, &out, &rt))
@@ -96,10 +96,18 @@ fn init_logging(engine: &EngineArgs) {
     tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
 }
 
-async fn run_serve(source: Source, engine: EngineArgs, rt: RuntimeArgs, beside: Option<&Path>) -> anyhow::Result<()> {
+async fn run_serve(
+    source: impl FnOnce() -> anyhow::Result<Source> + Send + 'static,
+    engine: EngineArgs,
+    rt: RuntimeArgs,
+    beside: Option<&Path>,
+) -> anyhow::Result<()> {
     let _ = (engine.logtostderr, engine.logflow, &engine.tracing);
+    // Reading the component overlaps building the engine (both take a while at start-up).
+    let source = tokio::task::spawn_blocking(source);
     let policy = rt.policy(beside)?;
     let runtime = Runtime::new(rt.config())?;
+    let source = source.await??;
     let (log_tx, log_rx) = tokio::sync::mpsc::channel(1024);
     let loaded =
         runtime.load(source.wasm, log_tx, &policy).await.with_context(|| format!("loading {}", source.label))?;

@@ -234,7 +234,12 @@ impl<P: Provider> Backend for NativeBackend<P> {
     /// Native code cannot be interrupted, so calls in progress run to the end.
     async fn cancel(&self, _grace: Duration) {
         self.cancelled.store(true, Ordering::Relaxed);
-        let _ = self.with(|_| Ok(()), None);
+        if let Some(mut inst) = self.take() {
+            inst.cancelled = true;
+            if catch_unwind(AssertUnwindSafe(|| inst.provider.cancel())).is_ok() {
+                self.put(inst);
+            }
+        }
     }
 }
 

@@ -7,7 +7,7 @@ use prost_types::Struct;
 use pulumirpc as pb;
 use pulumirpc::{check_request::autonaming_options::Mode, diff_response::DiffChanges, property_diff::Kind};
 
-use super::value::{ConvertError, Limits, WireOptions, opt_struct_to_wit, wit_to_struct};
+use super::value::{ConvertError, Limits, WireOptions, opt_struct_into_wit, wit_into_struct};
 use crate::runtime::bindings::{rp, types};
 
 /// A WIT response that becomes a wire response.
@@ -16,26 +16,29 @@ pub trait IntoWire {
     fn into_wire(self, o: WireOptions) -> Result<Self::Wire, ConvertError>;
 }
 
-fn map(s: &Option<Struct>) -> Result<types::Value, ConvertError> {
-    opt_struct_to_wit(s.as_ref())
+// Requests and responses are taken by value: their strings and byte lists
+// move across, so a large value (an asset, a big map) is never copied here.
+
+fn map(s: Option<Struct>) -> Result<types::Value, ConvertError> {
+    opt_struct_into_wit(s)
 }
 
-fn opt_map(s: &Option<Struct>) -> Result<Option<types::Value>, ConvertError> {
-    s.as_ref().map(|s| opt_struct_to_wit(Some(s))).transpose()
+fn opt_map(s: Option<Struct>) -> Result<Option<types::Value>, ConvertError> {
+    s.map(|s| opt_struct_into_wit(Some(s))).transpose()
 }
 
-fn out(v: &types::Value, o: WireOptions) -> Result<Option<Struct>, ConvertError> {
-    wit_to_struct(v, o, Limits::default()).map(Some)
+fn out(v: types::Value, o: WireOptions) -> Result<Option<Struct>, ConvertError> {
+    wit_into_struct(v, o, Limits::default()).map(Some)
 }
 
-fn pairs<V: Clone>(m: &HashMap<String, V>) -> Vec<(String, V)> {
-    let mut v: Vec<_> = m.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+fn pairs<V>(m: HashMap<String, V>) -> Vec<(String, V)> {
+    let mut v: Vec<_> = m.into_iter().collect();
     v.sort_by(|a, b| a.0.cmp(&b.0));
     v
 }
 
-fn deps_in<D>(m: &HashMap<String, D>, urns: impl Fn(&D) -> &Vec<String>) -> rp::DependencyMap {
-    let mut v: Vec<_> = m.iter().map(|(k, d)| (k.clone(), urns(d).clone())).collect();
+fn deps_in<D>(m: HashMap<String, D>, urns: impl Fn(D) -> Vec<String>) -> rp::DependencyMap {
+    let mut v: Vec<_> = m.into_iter().map(|(k, d)| (k, urns(d))).collect();
     v.sort_by(|a, b| a.0.cmp(&b.0));
     v
 }
@@ -48,14 +51,14 @@ fn deps_out<D>(d: rp::DependencyMap, make: impl Fn(Vec<String>) -> D) -> HashMap
 macro_rules! deployment {
     ($r:expr) => {
         rp::Deployment {
-            project: $r.project.clone(),
-            stack: $r.stack.clone(),
-            organization: $r.organization.clone(),
-            config: pairs(&$r.config),
-            config_secret_keys: $r.config_secret_keys.clone(),
+            project: $r.project,
+            stack: $r.stack,
+            organization: $r.organization,
+            config: pairs($r.config),
+            config_secret_keys: $r.config_secret_keys,
             dry_run: $r.dry_run,
             parallel: $r.parallel,
-            monitor_endpoint: $r.monitor_endpoint.clone(),
+            monitor_endpoint: $r.monitor_endpoint,
             accepts_output_values: $r.accepts_output_values,
         }
     };
@@ -65,16 +68,16 @@ fn failures(f: Vec<types::CheckFailure>) -> Vec<pb::CheckFailure> {
     f.into_iter().map(|f| pb::CheckFailure { property: f.property, reason: f.reason }).collect()
 }
 
-impl TryFrom<&pb::ParameterizeRequest> for rp::ParameterizeRequest {
+impl TryFrom<pb::ParameterizeRequest> for rp::ParameterizeRequest {
     type Error = ConvertError;
-    fn try_from(r: &pb::ParameterizeRequest) -> Result<Self, ConvertError> {
+    fn try_from(r: pb::ParameterizeRequest) -> Result<Self, ConvertError> {
         use pb::parameterize_request::Parameters;
-        match &r.parameters {
-            Some(Parameters::Args(a)) => Ok(rp::ParameterizeRequest::Args(a.args.clone())),
+        match r.parameters {
+            Some(Parameters::Args(a)) => Ok(rp::ParameterizeRequest::Args(a.args)),
             Some(Parameters::Value(v)) => Ok(rp::ParameterizeRequest::Value(rp::ParameterValue {
-                name: v.name.clone(),
-                version: v.version.clone(),
-                value: v.value.clone(),
+                name: v.name,
+                version: v.version,
+                value: v.value,
             })),
             None => Err(ConvertError::Request("parameterize needs either args or a value".into())),
         }
@@ -88,13 +91,13 @@ impl IntoWire for rp::PackageRef {
     }
 }
 
-impl TryFrom<&pb::GetSchemaRequest> for rp::GetSchemaRequest {
+impl TryFrom<pb::GetSchemaRequest> for rp::GetSchemaRequest {
     type Error = ConvertError;
-    fn try_from(r: &pb::GetSchemaRequest) -> Result<Self, ConvertError> {
+    fn try_from(r: pb::GetSchemaRequest) -> Result<Self, ConvertError> {
         Ok(rp::GetSchemaRequest {
             version: r.version,
-            subpackage_name: r.subpackage_name.clone(),
-            subpackage_version: r.subpackage_version.clone(),
+            subpackage_name: r.subpackage_name,
+            subpackage_version: r.subpackage_version,
         })
     }
 }
@@ -114,25 +117,25 @@ impl IntoWire for String {
     }
 }
 
-impl TryFrom<&pb::CheckRequest> for rp::CheckRequest {
+impl TryFrom<pb::CheckRequest> for rp::CheckRequest {
     type Error = ConvertError;
-    fn try_from(r: &pb::CheckRequest) -> Result<Self, ConvertError> {
+    fn try_from(r: pb::CheckRequest) -> Result<Self, ConvertError> {
         Ok(rp::CheckRequest {
-            urn: r.urn.clone(),
-            name: r.name.clone(),
-            type_: r.r#type.clone(),
-            olds: map(&r.olds)?,
-            news: map(&r.news)?,
-            random_seed: r.random_seed.clone(),
-            autonaming: r.autonaming.as_ref().map(|a| rp::Autonaming {
-                proposed_name: a.proposed_name.clone(),
+            urn: r.urn,
+            name: r.name,
+            type_: r.r#type,
+            olds: map(r.olds)?,
+            news: map(r.news)?,
+            random_seed: r.random_seed,
+            autonaming: r.autonaming.map(|a| rp::Autonaming {
                 mode: match a.mode() {
                     Mode::Propose => rp::AutonamingMode::Propose,
                     Mode::Enforce => rp::AutonamingMode::Enforce,
                     Mode::Disable => rp::AutonamingMode::Disable,
                 },
+                proposed_name: a.proposed_name,
             }),
-            old_outputs: opt_map(&r.old_outputs)?,
+            old_outputs: opt_map(r.old_outputs)?,
         })
     }
 }
@@ -140,22 +143,22 @@ impl TryFrom<&pb::CheckRequest> for rp::CheckRequest {
 impl IntoWire for rp::CheckResponse {
     type Wire = pb::CheckResponse;
     fn into_wire(self, o: WireOptions) -> Result<Self::Wire, ConvertError> {
-        Ok(pb::CheckResponse { inputs: out(&self.inputs, o)?, failures: failures(self.failures) })
+        Ok(pb::CheckResponse { inputs: out(self.inputs, o)?, failures: failures(self.failures) })
     }
 }
 
-impl TryFrom<&pb::DiffRequest> for rp::DiffRequest {
+impl TryFrom<pb::DiffRequest> for rp::DiffRequest {
     type Error = ConvertError;
-    fn try_from(r: &pb::DiffRequest) -> Result<Self, ConvertError> {
+    fn try_from(r: pb::DiffRequest) -> Result<Self, ConvertError> {
         Ok(rp::DiffRequest {
-            id: r.id.clone(),
-            urn: r.urn.clone(),
-            name: r.name.clone(),
-            type_: r.r#type.clone(),
-            olds: map(&r.olds)?,
-            news: map(&r.news)?,
-            old_inputs: map(&r.old_inputs)?,
-            ignore_changes: r.ignore_changes.clone(),
+            id: r.id,
+            urn: r.urn,
+            name: r.name,
+            type_: r.r#type,
+            olds: map(r.olds)?,
+            news: map(r.news)?,
+            old_inputs: map(r.old_inputs)?,
+            ignore_changes: r.ignore_changes,
         })
     }
 }
@@ -197,16 +200,16 @@ impl IntoWire for rp::DiffResponse {
     }
 }
 
-impl TryFrom<&pb::ConfigureRequest> for rp::ConfigureRequest {
+impl TryFrom<pb::ConfigureRequest> for rp::ConfigureRequest {
     type Error = ConvertError;
-    fn try_from(r: &pb::ConfigureRequest) -> Result<Self, ConvertError> {
+    fn try_from(r: pb::ConfigureRequest) -> Result<Self, ConvertError> {
         Ok(rp::ConfigureRequest {
-            variables: pairs(&r.variables),
-            args: map(&r.args)?,
-            id: r.id.clone().unwrap_or_default(),
-            urn: r.urn.clone().unwrap_or_default(),
-            name: r.name.clone().unwrap_or_default(),
-            type_: r.r#type.clone().unwrap_or_default(),
+            variables: pairs(r.variables),
+            args: map(r.args)?,
+            id: r.id.unwrap_or_default(),
+            urn: r.urn.unwrap_or_default(),
+            name: r.name.unwrap_or_default(),
+            type_: r.r#type.unwrap_or_default(),
         })
     }
 }
@@ -225,27 +228,27 @@ impl IntoWire for rp::ConfigureResponse {
     }
 }
 
-impl TryFrom<&pb::InvokeRequest> for rp::InvokeRequest {
+impl TryFrom<pb::InvokeRequest> for rp::InvokeRequest {
     type Error = ConvertError;
-    fn try_from(r: &pb::InvokeRequest) -> Result<Self, ConvertError> {
-        Ok(rp::InvokeRequest { token: r.tok.clone(), args: map(&r.args)?, preview: r.preview })
+    fn try_from(r: pb::InvokeRequest) -> Result<Self, ConvertError> {
+        Ok(rp::InvokeRequest { token: r.tok, args: map(r.args)?, preview: r.preview })
     }
 }
 
 impl IntoWire for rp::InvokeResponse {
     type Wire = pb::InvokeResponse;
     fn into_wire(self, o: WireOptions) -> Result<Self::Wire, ConvertError> {
-        Ok(pb::InvokeResponse { r#return: out(&self.outputs, o)?, failures: failures(self.failures) })
+        Ok(pb::InvokeResponse { r#return: out(self.outputs, o)?, failures: failures(self.failures) })
     }
 }
 
-impl TryFrom<&pb::CallRequest> for rp::CallRequest {
+impl TryFrom<pb::CallRequest> for rp::CallRequest {
     type Error = ConvertError;
-    fn try_from(r: &pb::CallRequest) -> Result<Self, ConvertError> {
+    fn try_from(r: pb::CallRequest) -> Result<Self, ConvertError> {
         Ok(rp::CallRequest {
-            token: r.tok.clone(),
-            args: map(&r.args)?,
-            arg_dependencies: deps_in(&r.arg_dependencies, |d| &d.urns),
+            token: r.tok,
+            args: map(r.args)?,
+            arg_dependencies: deps_in(r.arg_dependencies, |d| d.urns),
             deployment: deployment!(r),
         })
     }
@@ -255,7 +258,7 @@ impl IntoWire for rp::CallResponse {
     type Wire = pb::CallResponse;
     fn into_wire(self, o: WireOptions) -> Result<Self::Wire, ConvertError> {
         Ok(pb::CallResponse {
-            r#return: out(&self.outputs, o)?,
+            r#return: out(self.outputs, o)?,
             failures: failures(self.failures),
             return_dependencies: deps_out(self.return_dependencies, |urns| pb::call_response::ReturnDependencies {
                 urns,
@@ -264,14 +267,14 @@ impl IntoWire for rp::CallResponse {
     }
 }
 
-impl TryFrom<&pb::CreateRequest> for rp::CreateRequest {
+impl TryFrom<pb::CreateRequest> for rp::CreateRequest {
     type Error = ConvertError;
-    fn try_from(r: &pb::CreateRequest) -> Result<Self, ConvertError> {
+    fn try_from(r: pb::CreateRequest) -> Result<Self, ConvertError> {
         Ok(rp::CreateRequest {
-            urn: r.urn.clone(),
-            name: r.name.clone(),
-            type_: r.r#type.clone(),
-            properties: map(&r.properties)?,
+            urn: r.urn,
+            name: r.name,
+            type_: r.r#type,
+            properties: map(r.properties)?,
             timeout: r.timeout,
             preview: r.preview,
         })
@@ -283,22 +286,22 @@ impl IntoWire for rp::CreateResponse {
     fn into_wire(self, o: WireOptions) -> Result<Self::Wire, ConvertError> {
         Ok(pb::CreateResponse {
             id: self.id,
-            properties: out(&self.properties, o)?,
+            properties: out(self.properties, o)?,
             refresh_before_update: self.refresh_before_update,
         })
     }
 }
 
-impl TryFrom<&pb::ReadRequest> for rp::ReadRequest {
+impl TryFrom<pb::ReadRequest> for rp::ReadRequest {
     type Error = ConvertError;
-    fn try_from(r: &pb::ReadRequest) -> Result<Self, ConvertError> {
+    fn try_from(r: pb::ReadRequest) -> Result<Self, ConvertError> {
         Ok(rp::ReadRequest {
-            id: r.id.clone(),
-            urn: r.urn.clone(),
-            name: r.name.clone(),
-            type_: r.r#type.clone(),
-            properties: map(&r.properties)?,
-            inputs: map(&r.inputs)?,
+            id: r.id,
+            urn: r.urn,
+            name: r.name,
+            type_: r.r#type,
+            properties: map(r.properties)?,
+            inputs: map(r.inputs)?,
             timeout: r.timeout,
         })
     }
@@ -309,26 +312,26 @@ impl IntoWire for rp::ReadResponse {
     fn into_wire(self, o: WireOptions) -> Result<Self::Wire, ConvertError> {
         Ok(pb::ReadResponse {
             id: self.id,
-            properties: out(&self.properties, o)?,
-            inputs: out(&self.inputs, o)?,
+            properties: out(self.properties, o)?,
+            inputs: out(self.inputs, o)?,
             refresh_before_update: self.refresh_before_update,
         })
     }
 }
 
-impl TryFrom<&pb::UpdateRequest> for rp::UpdateRequest {
+impl TryFrom<pb::UpdateRequest> for rp::UpdateRequest {
     type Error = ConvertError;
-    fn try_from(r: &pb::UpdateRequest) -> Result<Self, ConvertError> {
+    fn try_from(r: pb::UpdateRequest) -> Result<Self, ConvertError> {
         Ok(rp::UpdateRequest {
-            id: r.id.clone(),
-            urn: r.urn.clone(),
-            name: r.name.clone(),
-            type_: r.r#type.clone(),
-            olds: map(&r.olds)?,
-            news: map(&r.news)?,
-            old_inputs: map(&r.old_inputs)?,
+            id: r.id,
+            urn: r.urn,
+            name: r.name,
+            type_: r.r#type,
+            olds: map(r.olds)?,
+            news: map(r.news)?,
+            old_inputs: map(r.old_inputs)?,
             timeout: r.timeout,
-            ignore_changes: r.ignore_changes.clone(),
+            ignore_changes: r.ignore_changes,
             preview: r.preview,
         })
     }
@@ -338,22 +341,22 @@ impl IntoWire for rp::UpdateResponse {
     type Wire = pb::UpdateResponse;
     fn into_wire(self, o: WireOptions) -> Result<Self::Wire, ConvertError> {
         Ok(pb::UpdateResponse {
-            properties: out(&self.properties, o)?,
+            properties: out(self.properties, o)?,
             refresh_before_update: self.refresh_before_update,
         })
     }
 }
 
-impl TryFrom<&pb::DeleteRequest> for rp::DeleteRequest {
+impl TryFrom<pb::DeleteRequest> for rp::DeleteRequest {
     type Error = ConvertError;
-    fn try_from(r: &pb::DeleteRequest) -> Result<Self, ConvertError> {
+    fn try_from(r: pb::DeleteRequest) -> Result<Self, ConvertError> {
         Ok(rp::DeleteRequest {
-            id: r.id.clone(),
-            urn: r.urn.clone(),
-            name: r.name.clone(),
-            type_: r.r#type.clone(),
-            properties: map(&r.properties)?,
-            old_inputs: map(&r.old_inputs)?,
+            id: r.id,
+            urn: r.urn,
+            name: r.name,
+            type_: r.r#type,
+            properties: map(r.properties)?,
+            old_inputs: map(r.old_inputs)?,
             timeout: r.timeout,
         })
     }
@@ -366,29 +369,29 @@ impl IntoWire for () {
     }
 }
 
-impl TryFrom<&pb::ConstructRequest> for rp::ConstructRequest {
+impl TryFrom<pb::ConstructRequest> for rp::ConstructRequest {
     type Error = ConvertError;
-    fn try_from(r: &pb::ConstructRequest) -> Result<Self, ConvertError> {
+    fn try_from(r: pb::ConstructRequest) -> Result<Self, ConvertError> {
         Ok(rp::ConstructRequest {
             deployment: deployment!(r),
-            type_: r.r#type.clone(),
-            name: r.name.clone(),
-            parent: r.parent.clone(),
-            inputs: map(&r.inputs)?,
-            input_dependencies: deps_in(&r.input_dependencies, |d| &d.urns),
-            providers: pairs(&r.providers),
-            dependencies: r.dependencies.clone(),
+            type_: r.r#type,
+            name: r.name,
+            parent: r.parent,
+            inputs: map(r.inputs)?,
+            input_dependencies: deps_in(r.input_dependencies, |d| d.urns),
+            providers: pairs(r.providers),
+            dependencies: r.dependencies,
             protect: r.protect,
-            additional_secret_outputs: r.additional_secret_outputs.clone(),
+            additional_secret_outputs: r.additional_secret_outputs,
             custom_timeouts: r.custom_timeouts.as_ref().map(|t| rp::CustomTimeouts {
                 create: t.create.clone(),
                 update: t.update.clone(),
                 delete: t.delete.clone(),
             }),
-            deleted_with: r.deleted_with.clone(),
+            deleted_with: r.deleted_with,
             delete_before_replace: r.delete_before_replace,
-            ignore_changes: r.ignore_changes.clone(),
-            replace_on_changes: r.replace_on_changes.clone(),
+            ignore_changes: r.ignore_changes,
+            replace_on_changes: r.replace_on_changes,
             retain_on_delete: r.retain_on_delete,
             aliases: r.aliases.iter().filter_map(alias).collect(),
         })
@@ -400,7 +403,7 @@ impl IntoWire for rp::ConstructResponse {
     fn into_wire(self, o: WireOptions) -> Result<Self::Wire, ConvertError> {
         Ok(pb::ConstructResponse {
             urn: self.urn,
-            state: out(&self.state, o)?,
+            state: out(self.state, o)?,
             state_dependencies: deps_out(self.state_dependencies, |urns| {
                 pb::construct_response::PropertyDependencies { urns }
             }),
@@ -408,15 +411,15 @@ impl IntoWire for rp::ConstructResponse {
     }
 }
 
-impl TryFrom<&pb::ListRequest> for rp::ListRequest {
+impl TryFrom<pb::ListRequest> for rp::ListRequest {
     type Error = ConvertError;
-    fn try_from(r: &pb::ListRequest) -> Result<Self, ConvertError> {
+    fn try_from(r: pb::ListRequest) -> Result<Self, ConvertError> {
         Ok(rp::ListRequest {
-            token: r.token.clone(),
-            query: opt_map(&r.query)?,
+            token: r.token,
+            query: opt_map(r.query)?,
             limit: r.limit,
             page_size: r.page_size,
-            continuation_token: r.continuation_token.clone(),
+            continuation_token: r.continuation_token,
         })
     }
 }
@@ -476,9 +479,9 @@ fn alias(a: &pb::Alias) -> Option<types::Alias> {
 pub fn init_failure(f: types::InitFailure, o: WireOptions) -> Result<pb::ErrorResourceInitFailed, ConvertError> {
     Ok(pb::ErrorResourceInitFailed {
         id: f.id,
-        properties: out(&f.properties, o)?,
+        properties: out(f.properties, o)?,
         reasons: f.reasons,
-        inputs: f.inputs.as_ref().map(|i| out(i, o)).transpose()?.flatten(),
+        inputs: f.inputs.map(|i| out(i, o)).transpose()?.flatten(),
         refresh_before_update: false,
     })
 }

@@ -259,7 +259,8 @@ fn path_of(nodes: &[Node], parent: &[u32], mut i: u32) -> PropertyPath {
 // ---------------------------------------------------------------------------
 
 /// A property map from the wire. The root is always an object node.
-pub fn struct_to_wit(s: &Struct) -> Result<Value, ConvertError> {
+/// Strings and byte lists move into the result; nothing is copied.
+pub fn struct_into_wit(s: Struct) -> Result<Value, ConvertError> {
     let mut d = Decoder::new(Limits::default().max_depth);
     d.nodes.push(Node::Null);
     d.parent.push(NONE);
@@ -267,16 +268,31 @@ pub fn struct_to_wit(s: &Struct) -> Result<Value, ConvertError> {
     d.run()
 }
 
+/// [`struct_into_wit`] of a borrowed map (copies it).
+pub fn struct_to_wit(s: &Struct) -> Result<Value, ConvertError> {
+    struct_into_wit(s.clone())
+}
+
 /// An optional property map from the wire; `None` is the empty map.
+pub fn opt_struct_into_wit(s: Option<Struct>) -> Result<Value, ConvertError> {
+    s.map_or_else(|| Ok(empty_map()), struct_into_wit)
+}
+
+/// [`opt_struct_into_wit`] of a borrowed map (copies it).
 pub fn opt_struct_to_wit(s: Option<&Struct>) -> Result<Value, ConvertError> {
     s.map_or_else(|| Ok(empty_map()), struct_to_wit)
 }
 
 /// A single value from the wire. `kind: None` is null.
-pub fn value_to_wit(v: &WireValue) -> Result<Value, ConvertError> {
+pub fn value_into_wit(v: WireValue) -> Result<Value, ConvertError> {
     let mut d = Decoder::new(Limits::default().max_depth);
     d.push(v, NONE, 0, 0, false);
     d.run()
+}
+
+/// [`value_into_wit`] of a borrowed value (copies it).
+pub fn value_to_wit(v: &WireValue) -> Result<Value, ConvertError> {
+    value_into_wit(v.clone())
 }
 
 /// Something wrong with one wire value; becomes a [`ConvertError`] once its path is known.
@@ -296,9 +312,9 @@ fn not_a(what: &'static str, field: &str, expected: &str) -> Fault {
     Fault::Malformed(what, format!("`{field}` must be {expected}"))
 }
 
-/// Field `field` of a special value, which must be a string if present.
-fn str_field<'a>(s: &'a Struct, what: &'static str, field: &str) -> Result<Option<&'a str>, Fault> {
-    match s.fields.get(field).map(|v| &v.kind) {
+/// Takes field `field` of a special value, which must be a string if present.
+fn take_str(s: &mut Struct, what: &'static str, field: &str) -> Result<Option<String>, Fault> {
+    match s.fields.remove(field).map(|v| v.kind) {
         None => Ok(None),
         Some(Some(Kind::StringValue(v))) => Ok(Some(v)),
         Some(_) => Err(not_a(what, field, "a string")),
@@ -306,8 +322,8 @@ fn str_field<'a>(s: &'a Struct, what: &'static str, field: &str) -> Result<Optio
 }
 
 /// A wire value waiting for its node: it goes in child slot `slot` of node `parent`.
-struct Task<'a> {
-    value: &'a WireValue,
+struct Task {
+    value: WireValue,
     parent: u32,
     slot: usize,
     depth: usize,
@@ -315,19 +331,19 @@ struct Task<'a> {
     member: bool,
 }
 
-struct Decoder<'a> {
+struct Decoder {
     nodes: Vec<Node>,
     parent: Vec<u32>,
-    stack: Vec<Task<'a>>,
+    stack: Vec<Task>,
     max_depth: usize,
 }
 
-impl<'a> Decoder<'a> {
+impl Decoder {
     fn new(max_depth: usize) -> Self {
         Decoder { nodes: Vec::new(), parent: Vec::new(), stack: Vec::new(), max_depth }
     }
 
-    fn push(&mut self, value: &'a WireValue, parent: u32, slot: usize, depth: usize, member: bool) {
+    fn push(&mut self, value: WireValue, parent: u32, slot: usize, depth: usize, member: bool) {
         self.stack.push(Task { value, parent, slot, depth, member });
     }
 
@@ -344,7 +360,7 @@ impl<'a> Decoder<'a> {
             if let Some(p) = self.nodes.get_mut(t.parent as usize) {
                 set_child(p, t.slot, idx);
             }
-            let decoded = if t.depth > self.max_depth { Err(Fault::TooDeep) } else { self.decode(&t, idx) };
+            let decoded = if t.depth > self.max_depth { Err(Fault::TooDeep) } else { self.decode(t, idx) };
             match decoded {
                 Ok(node) => self.nodes[idx as usize] = node,
                 Err(fault) => {
@@ -362,56 +378,78 @@ impl<'a> Decoder<'a> {
         Ok(Value { nodes: self.nodes })
     }
 
-    fn decode(&mut self, t: &Task<'a>, idx: u32) -> Result<Node, Fault> {
-        let node = match &t.value.kind {
+    fn decode(&mut self, t: Task, idx: u32) -> Result<Node, Fault> {
+        let Task { value, depth, member, .. } = t;
+        let node = match value.kind {
             None | Some(Kind::NullValue(_)) => Node::Null,
-            Some(Kind::BoolValue(b)) => Node::Bool(*b),
-            Some(Kind::NumberValue(n)) => Node::Number(*n),
-            Some(Kind::StringValue(s)) => unknown_kind(s).map_or_else(|| Node::String(s.clone()), Node::Unknown),
+            Some(Kind::BoolValue(b)) => Node::Bool(b),
+            Some(Kind::NumberValue(n)) => Node::Number(n),
+            Some(Kind::StringValue(s)) => unknown_kind(&s).map_or(Node::String(s), Node::Unknown),
             Some(Kind::ListValue(l)) => {
-                for (slot, v) in l.values.iter().enumerate().rev() {
-                    self.push(v, idx, slot, t.depth + 1, false);
+                let len = l.values.len();
+                for (slot, v) in l.values.into_iter().enumerate().rev() {
+                    self.push(v, idx, slot, depth + 1, false);
                 }
-                Node::Array(vec![0; l.values.len()])
+                Node::Array(vec![0; len])
             }
-            Some(Kind::StructValue(s)) => match s.fields.get(sig::KEY) {
-                None => self.object(s, idx, t.depth),
-                Some(signature) => self.special(s, signature, idx, t.depth)?,
+            Some(Kind::StructValue(mut s)) => match s.fields.remove(sig::KEY) {
+                None => self.object(s, idx, depth),
+                Some(signature) => self.special(s, signature, idx, depth)?,
             },
         };
-        if t.member && !matches!(node, Node::Asset(_) | Node::Archive(_)) {
+        if member && !matches!(node, Node::Asset(_) | Node::Archive(_)) {
             return Err(Fault::Member(kind_name(&node)));
         }
         Ok(node)
     }
 
-    /// A plain object; also the root of a property map, whatever its keys.
-    fn object(&mut self, s: &'a Struct, idx: u32, depth: usize) -> Node {
-        for (slot, v) in s.fields.values().enumerate().rev() {
-            self.push(v, idx, slot, depth + 1, false);
+    /// Pushes `fields`' values as children of node `idx`; returns their keys.
+    fn children(
+        &mut self,
+        fields: BTreeMap<String, WireValue>,
+        idx: u32,
+        depth: usize,
+        member: bool,
+    ) -> Vec<(String, u32)> {
+        let mut keys = Vec::with_capacity(fields.len());
+        let values: Vec<WireValue> = fields
+            .into_iter()
+            .map(|(k, v)| {
+                keys.push((k, 0));
+                v
+            })
+            .collect();
+        for (slot, v) in values.into_iter().enumerate().rev() {
+            self.push(v, idx, slot, depth + 1, member);
         }
-        Node::Object(s.fields.keys().map(|k| (k.clone(), 0)).collect())
+        keys
     }
 
-    fn special(&mut self, s: &'a Struct, signature: &WireValue, idx: u32, depth: usize) -> Result<Node, Fault> {
-        let Some(Kind::StringValue(signature)) = &signature.kind else {
+    /// A plain object; also the root of a property map, whatever its keys.
+    fn object(&mut self, s: Struct, idx: u32, depth: usize) -> Node {
+        Node::Object(self.children(s.fields, idx, depth, false))
+    }
+
+    /// A special value: `s` without its signature key.
+    fn special(&mut self, mut s: Struct, signature: WireValue, idx: u32, depth: usize) -> Result<Node, Fault> {
+        let Some(Kind::StringValue(signature)) = signature.kind else {
             return Err(not_a("special value", sig::KEY, "a string signature"));
         };
         match signature.as_str() {
             sig::SECRET => {
-                let v = s.fields.get("value").ok_or_else(|| missing("secret", "value"))?;
+                let v = s.fields.remove("value").ok_or_else(|| missing("secret", "value"))?;
                 self.push(v, idx, 0, depth + 1, false);
                 Ok(Node::Secret(0))
             }
             sig::RESOURCE_REFERENCE => {
                 const W: &str = "resource reference";
-                let urn = str_field(s, W, "urn")?.ok_or_else(|| missing(W, "urn"))?.to_owned();
-                let id = match str_field(s, W, "id")? {
+                let urn = take_str(&mut s, W, "urn")?.ok_or_else(|| missing(W, "urn"))?;
+                let id = match take_str(&mut s, W, "id")? {
                     None => None,
-                    Some(id) if id.is_empty() || unknown_kind(id).is_some() => Some(ReferenceId::Unknown),
-                    Some(id) => Some(ReferenceId::Known(id.to_owned())),
+                    Some(id) if id.is_empty() || unknown_kind(&id).is_some() => Some(ReferenceId::Unknown),
+                    Some(id) => Some(ReferenceId::Known(id)),
                 };
-                let package_version = str_field(s, W, "packageVersion")?.unwrap_or_default().to_owned();
+                let package_version = take_str(&mut s, W, "packageVersion")?.unwrap_or_default();
                 Ok(Node::ResourceReference(ResourceReference { urn, id, package_version }))
             }
             sig::OUTPUT_VALUE => {
@@ -421,19 +459,19 @@ impl<'a> Decoder<'a> {
                     Some(Some(Kind::BoolValue(b))) => *b,
                     Some(_) => return Err(not_a(W, "secret", "a bool")),
                 };
-                let dependencies = match s.fields.get("dependencies").map(|v| &v.kind) {
+                let dependencies = match s.fields.remove("dependencies").map(|v| v.kind) {
                     None => Vec::new(),
                     Some(Some(Kind::ListValue(l))) => l
                         .values
-                        .iter()
-                        .map(|d| match &d.kind {
-                            Some(Kind::StringValue(urn)) => Ok(urn.clone()),
+                        .into_iter()
+                        .map(|d| match d.kind {
+                            Some(Kind::StringValue(urn)) => Ok(urn),
                             _ => Err(not_a(W, "dependencies", "a list of strings")),
                         })
                         .collect::<Result<_, _>>()?,
                     Some(_) => return Err(not_a(W, "dependencies", "a list of strings")),
                 };
-                let value = s.fields.get("value").map(|v| {
+                let value = s.fields.remove("value").map(|v| {
                     self.push(v, idx, 0, depth + 1, false);
                     0
                 });
@@ -442,31 +480,28 @@ impl<'a> Decoder<'a> {
             // One source at most; like Pulumi, path wins over uri, and uri over text.
             sig::ASSET => {
                 const W: &str = "asset";
-                let hash = str_field(s, W, "hash")?.map(str::to_owned);
-                let source = if let Some(p) = str_field(s, W, "path")? {
-                    Some(AssetSource::Path(p.to_owned()))
-                } else if let Some(u) = str_field(s, W, "uri")? {
-                    Some(AssetSource::Uri(u.to_owned()))
+                let hash = take_str(&mut s, W, "hash")?;
+                let source = if let Some(p) = take_str(&mut s, W, "path")? {
+                    Some(AssetSource::Path(p))
+                } else if let Some(u) = take_str(&mut s, W, "uri")? {
+                    Some(AssetSource::Uri(u))
                 } else {
-                    str_field(s, W, "text")?.map(|t| AssetSource::Text(t.to_owned()))
+                    take_str(&mut s, W, "text")?.map(AssetSource::Text)
                 };
                 Ok(Node::Asset(Asset { hash, source }))
             }
             sig::ARCHIVE => {
                 const W: &str = "archive";
-                let hash = str_field(s, W, "hash")?.map(str::to_owned);
-                let source = if let Some(p) = str_field(s, W, "path")? {
-                    Some(ArchiveSource::Path(p.to_owned()))
-                } else if let Some(u) = str_field(s, W, "uri")? {
-                    Some(ArchiveSource::Uri(u.to_owned()))
+                let hash = take_str(&mut s, W, "hash")?;
+                let source = if let Some(p) = take_str(&mut s, W, "path")? {
+                    Some(ArchiveSource::Path(p))
+                } else if let Some(u) = take_str(&mut s, W, "uri")? {
+                    Some(ArchiveSource::Uri(u))
                 } else {
-                    match s.fields.get("assets").map(|v| &v.kind) {
+                    match s.fields.remove("assets").map(|v| v.kind) {
                         None => None,
                         Some(Some(Kind::StructValue(members))) => {
-                            for (slot, v) in members.fields.values().enumerate().rev() {
-                                self.push(v, idx, slot, depth + 1, true);
-                            }
-                            Some(ArchiveSource::Assets(members.fields.keys().map(|k| (k.clone(), 0)).collect()))
+                            Some(ArchiveSource::Assets(self.children(members.fields, idx, depth, true)))
                         }
                         Some(_) => return Err(not_a(W, "assets", "an object")),
                     }
@@ -475,7 +510,7 @@ impl<'a> Decoder<'a> {
             }
             sig::BYTE_STRING => {
                 const W: &str = "byte string";
-                let b64 = str_field(s, W, "value")?.ok_or_else(|| missing(W, "value"))?;
+                let b64 = take_str(&mut s, W, "value")?.ok_or_else(|| missing(W, "value"))?;
                 BASE64.decode(b64).map(Node::Bytes).map_err(Fault::Base64)
             }
             other => Err(Fault::Signature(other.to_owned())),
@@ -487,7 +522,20 @@ impl<'a> Decoder<'a> {
 // WIT -> wire
 // ---------------------------------------------------------------------------
 
-/// A guest property map to the wire. The root must be an object.
+/// A guest property map to the wire. The root must be an object. Strings
+/// and byte lists move into the result; nothing is copied.
+pub fn wit_into_struct(v: Value, opts: WireOptions, limits: Limits) -> Result<Struct, ConvertError> {
+    let root = v.nodes.first().ok_or(ConvertError::Empty)?;
+    if !matches!(root, Node::Object(_)) {
+        return Err(ConvertError::RootNotObject { found: kind_name(root) });
+    }
+    match wit_into_value(v, opts, limits)?.kind {
+        Some(Kind::StructValue(s)) => Ok(s),
+        _ => Err(ConvertError::RootNotObject { found: "a special value" }),
+    }
+}
+
+/// [`wit_into_struct`] of a borrowed value (copies it once it is validated).
 pub fn wit_to_struct(v: &Value, opts: WireOptions, limits: Limits) -> Result<Struct, ConvertError> {
     let root = v.nodes.first().ok_or(ConvertError::Empty)?;
     if !matches!(root, Node::Object(_)) {
@@ -500,9 +548,15 @@ pub fn wit_to_struct(v: &Value, opts: WireOptions, limits: Limits) -> Result<Str
 }
 
 /// A guest value to the wire.
+pub fn wit_into_value(v: Value, opts: WireOptions, limits: Limits) -> Result<WireValue, ConvertError> {
+    validate(&v.nodes, opts, limits)?;
+    Ok(build(v.nodes, opts))
+}
+
+/// [`wit_into_value`] of a borrowed value (copies it once it is validated).
 pub fn wit_to_value(v: &Value, opts: WireOptions, limits: Limits) -> Result<WireValue, ConvertError> {
     validate(&v.nodes, opts, limits)?;
-    Ok(build(&v.nodes, opts))
+    Ok(build(v.nodes.clone(), opts))
 }
 
 /// Checks everything [`build`] relies on, in one forward pass over the nodes.
@@ -586,57 +640,56 @@ fn special<'a>(signature: &str, fields: impl IntoIterator<Item = (&'a str, WireV
 
 /// Builds the wire value of a validated node list, last node first, so each
 /// node's children (all after it) are already built and each is taken once.
-fn build(nodes: &[Node], opts: WireOptions) -> WireValue {
+fn build(nodes: Vec<Node>, opts: WireOptions) -> WireValue {
     let mut done: Vec<Option<WireValue>> = Vec::new();
     done.resize_with(nodes.len(), || None);
-    for (i, node) in nodes.iter().enumerate().rev() {
+    for (i, node) in nodes.into_iter().enumerate().rev() {
         let v = match node {
             Node::Null => wire(Kind::NullValue(0)),
-            Node::Bool(b) => wire(Kind::BoolValue(*b)),
-            Node::Number(n) => wire(Kind::NumberValue(*n)),
-            Node::String(s) => string(s.as_str()),
-            Node::Bytes(b) => match std::str::from_utf8(b) {
-                Ok(s) if !opts.byte_strings => string(s),
-                _ => special(sig::BYTE_STRING, [("value", string(BASE64.encode(b)))]),
-            },
+            Node::Bool(b) => wire(Kind::BoolValue(b)),
+            Node::Number(n) => wire(Kind::NumberValue(n)),
+            Node::String(s) => string(s),
+            Node::Bytes(b) if opts.byte_strings => byte_string(&b),
+            // Validation let through only UTF-8 bytes when byte strings are not negotiated.
+            Node::Bytes(b) => String::from_utf8(b).map_or_else(|e| byte_string(e.as_bytes()), string),
             Node::Array(items) => {
                 let values = items.iter().map(|&c| take(&mut done, c)).collect();
                 wire(Kind::ListValue(ListValue { values }))
             }
             Node::Object(fields) => {
-                let fields = fields.iter().map(|(k, c)| (k.clone(), take(&mut done, *c))).collect();
+                let fields = fields.into_iter().map(|(k, c)| (k, take(&mut done, c))).collect();
                 wire(Kind::StructValue(Struct { fields }))
             }
             Node::Asset(a) => asset(a),
             Node::Archive(a) => {
-                let source = match &a.source {
+                let source = match a.source {
                     None => None,
-                    Some(ArchiveSource::Path(p)) => Some(("path", string(p.as_str()))),
-                    Some(ArchiveSource::Uri(u)) => Some(("uri", string(u.as_str()))),
+                    Some(ArchiveSource::Path(p)) => Some(("path", string(p))),
+                    Some(ArchiveSource::Uri(u)) => Some(("uri", string(u))),
                     Some(ArchiveSource::Assets(members)) => {
-                        let fields = members.iter().map(|(k, c)| (k.clone(), take(&mut done, *c))).collect();
+                        let fields = members.into_iter().map(|(k, c)| (k, take(&mut done, c))).collect();
                         Some(("assets", wire(Kind::StructValue(Struct { fields }))))
                     }
                 };
-                let hash = a.hash.as_deref().map(|h| ("hash", string(h)));
+                let hash = a.hash.map(|h| ("hash", string(h)));
                 special(sig::ARCHIVE, hash.into_iter().chain(source))
             }
-            Node::Secret(c) => special(sig::SECRET, [("value", take(&mut done, *c))]),
-            Node::Unknown(k) => string(sentinel(*k)),
+            Node::Secret(c) => special(sig::SECRET, [("value", take(&mut done, c))]),
+            Node::Unknown(k) => string(sentinel(k)),
             Node::ResourceReference(r) => {
-                let id = r.id.as_ref().map(|id| match id {
-                    ReferenceId::Known(id) => ("id", string(id.as_str())),
+                let id = r.id.map(|id| match id {
+                    ReferenceId::Known(id) => ("id", string(id)),
                     ReferenceId::Unknown => ("id", string("")),
                 });
-                let version = Some(&r.package_version).filter(|v| !v.is_empty());
-                let version = version.map(|v| ("packageVersion", string(v.as_str())));
-                special(sig::RESOURCE_REFERENCE, [("urn", string(r.urn.as_str()))].into_iter().chain(id).chain(version))
+                let version = Some(r.package_version).filter(|v| !v.is_empty());
+                let version = version.map(|v| ("packageVersion", string(v)));
+                special(sig::RESOURCE_REFERENCE, [("urn", string(r.urn))].into_iter().chain(id).chain(version))
             }
             Node::Output(o) => {
                 let value = o.value.map(|c| ("value", take(&mut done, c)));
                 let secret = o.secret.then(|| ("secret", wire(Kind::BoolValue(true))));
                 let deps = (!o.dependencies.is_empty()).then(|| {
-                    let values = o.dependencies.iter().map(|d| string(d.as_str())).collect();
+                    let values = o.dependencies.into_iter().map(string).collect();
                     ("dependencies", wire(Kind::ListValue(ListValue { values })))
                 });
                 special(sig::OUTPUT_VALUE, value.into_iter().chain(secret).chain(deps))
@@ -652,12 +705,17 @@ fn take(done: &mut [Option<WireValue>], c: u32) -> WireValue {
     done.get_mut(c as usize).and_then(Option::take).unwrap_or_default()
 }
 
-fn asset(a: &Asset) -> WireValue {
-    let hash = a.hash.as_deref().map(|h| ("hash", string(h)));
-    let source = a.source.as_ref().map(|s| match s {
-        AssetSource::Text(t) => ("text", string(t.as_str())),
-        AssetSource::Path(p) => ("path", string(p.as_str())),
-        AssetSource::Uri(u) => ("uri", string(u.as_str())),
+/// Pulumi's byte string: `{sig, value: base64}`.
+fn byte_string(b: &[u8]) -> WireValue {
+    special(sig::BYTE_STRING, [("value", string(BASE64.encode(b)))])
+}
+
+fn asset(a: Asset) -> WireValue {
+    let hash = a.hash.map(|h| ("hash", string(h)));
+    let source = a.source.map(|s| match s {
+        AssetSource::Text(t) => ("text", string(t)),
+        AssetSource::Path(p) => ("path", string(p)),
+        AssetSource::Uri(u) => ("uri", string(u)),
     });
     special(sig::ASSET, hash.into_iter().chain(source))
 }

@@ -45,10 +45,10 @@ impl ArtifactCache {
         self.dir.join(format!("{digest}-{:016x}.cwasm", h.finish()))
     }
 
-    /// Loads the component from the cache, compiling and storing it on a miss.
-    /// Blocking: call from a blocking thread.
-    pub fn load(&self, engine: &Engine, wasm: &[u8]) -> Result<(Component, bool), RuntimeError> {
-        let path = self.path_for(engine, &digest(wasm));
+    /// Loads the component whose SHA-256 is `digest` from the cache,
+    /// compiling and storing it on a miss. Blocking: call from a blocking thread.
+    pub fn load(&self, engine: &Engine, wasm: &[u8], digest: &str) -> Result<(Component, bool), RuntimeError> {
+        let path = self.path_for(engine, digest);
         if path.is_file() {
             // SAFETY: the file was written by `store` below from `precompile_component`
             // of this engine configuration (the name carries both hashes).

@@ -18,7 +18,7 @@ use super::state::{GuestLog, HostState};
 
 /// How often the epoch advances: the granularity of deadlines and of
 /// yielding a busy guest back to the async runtime.
-const EPOCH_TICK: Duration = Duration::from_millis(10);
+pub(super) const EPOCH_TICK: Duration = Duration::from_millis(10);
 /// Components larger than this are refused before compiling (compile-time DoS).
 pub const MAX_COMPONENT_BYTES: usize = 256 << 20;
 
@@ -80,8 +80,9 @@ impl Runtime {
         &self.engine
     }
 
-    /// Compiles (or loads from the cache) and links a component. Blocking.
-    pub fn prepare(&self, wasm: &[u8]) -> Result<(ProviderPre<HostState>, bool), RuntimeError> {
+    /// Compiles (or loads from the cache) and links a component whose
+    /// SHA-256 is `digest`. Blocking.
+    pub fn prepare(&self, wasm: &[u8], digest: &str) -> Result<(ProviderPre<HostState>, bool), RuntimeError> {
         if wasm.len() > MAX_COMPONENT_BYTES {
             return Err(RuntimeError::NotAComponent(format!(
                 "{} bytes is over the {MAX_COMPONENT_BYTES}-byte limit",
@@ -98,7 +99,7 @@ impl Runtime {
             _ => return Err(RuntimeError::NotAComponent("the file is not WebAssembly".into())),
         }
         let (component, hit) = match &self.config.cache {
-            Some(cache) => cache.load(&self.engine, wasm)?,
+            Some(cache) => cache.load(&self.engine, wasm, digest)?,
             None => {
                 (Component::new(&self.engine, wasm).map_err(|e| RuntimeError::NotAComponent(format!("{e:#}")))?, false)
             }
@@ -118,9 +119,17 @@ impl Runtime {
     ) -> Result<LoadedProvider, RuntimeError> {
         let this = self.clone();
         let bytes = wasm.clone();
-        let (pre, cache_hit) = tokio::task::spawn_blocking(move || this.prepare(&bytes))
-            .await
-            .map_err(|e| RuntimeError::Engine(e.to_string()))??;
+        // The digest (the cache key) is computed once, with the blocking work.
+        let prepared = tokio::task::spawn_blocking(move || {
+            let digest = digest(&bytes);
+            this.prepare(&bytes, &digest).map(|(pre, hit)| (pre, hit, digest))
+        });
+        // Meanwhile: what the component declares it needs (advice only).
+        let needs = Needs::read(&wasm).unwrap_or_else(|e| {
+            tracing::warn!("ignoring the component's needs declaration: {e}");
+            Needs::default()
+        });
+        let (pre, cache_hit, digest) = prepared.await.map_err(|e| RuntimeError::Engine(e.to_string()))??;
         let pool = Arc::new(Pool::new(self.clone(), pre, logs));
         let info = {
             let mut lease = pool.lease(None).await?;
@@ -133,11 +142,7 @@ impl Runtime {
             .map_err(|e| RuntimeError::BadPluginInfo(format!("version '{}': {e}", info.version)))?;
         validate_package_name(&info.name)?;
         pool.set_sandbox(Sandbox::new(&info.name, policy.for_provider(&info.name), &self.config)?);
-        let needs = Needs::read(&wasm).unwrap_or_else(|e| {
-            tracing::warn!("ignoring the component's needs declaration: {e}");
-            Needs::default()
-        });
-        Ok(LoadedProvider { pool, name: info.name, version, digest: digest(&wasm), cache_hit, needs })
+        Ok(LoadedProvider { pool, name: info.name, version, digest, cache_hit, needs })
     }
 }
 

@@ -12,7 +12,7 @@ use wasmtime::{Store, Trap, UpdateDeadline};
 use super::RuntimeError;
 use super::bindings::latest::{Provider, ProviderPre};
 use super::bindings::rp;
-use super::engine::Runtime;
+use super::engine::{EPOCH_TICK, Runtime};
 use super::monitor::MonitorScope;
 use super::sandbox::Sandbox;
 use super::state::{GuestLog, HostState};
@@ -120,6 +120,12 @@ impl Pool {
         timeout: Duration,
         call: impl Future<Output = wasmtime::Result<T>>,
     ) -> wasmtime::Result<T> {
+        // Most calls finish in their first poll, never waiting on the host or
+        // yielding, so they need no timer: epoch interruption bounds them.
+        let mut call = std::pin::pin!(call);
+        if let std::task::Poll::Ready(r) = futures::poll!(call.as_mut()) {
+            return r;
+        }
         let mut interrupt_at = self.cancel.interrupt_at.subscribe();
         let cancelled = async move {
             let at = match interrupt_at.wait_for(Option::is_some).await {
@@ -175,16 +181,25 @@ impl Pool {
     }
 
     /// Lets the guest run until `timeout` from now (or the cancellation grace),
-    /// yielding to the async runtime at every epoch tick so a busy guest never
-    /// starves other calls.
+    /// yielding to the async runtime once it has run for an epoch tick, so a
+    /// busy guest never starves other calls. A call that merely straddles a
+    /// tick goes on: yielding it would only add a trip through the scheduler.
     fn arm_deadline(&self, store: &mut Store<HostState>, timeout: Duration) {
-        let deadline = Instant::now() + timeout;
+        let mut ran_since = Instant::now();
+        let deadline = ran_since + timeout;
         let interrupt_at = self.cancel.interrupt_at.subscribe();
         store.set_epoch_deadline(1);
         store.epoch_deadline_callback(move |_| {
             let now = Instant::now();
             let cancelled = interrupt_at.borrow().is_some_and(|at| now >= at);
-            Ok(if now >= deadline || cancelled { UpdateDeadline::Interrupt } else { UpdateDeadline::Yield(1) })
+            Ok(if now >= deadline || cancelled {
+                UpdateDeadline::Interrupt
+            } else if now.duration_since(ran_since) >= EPOCH_TICK {
+                ran_since = now;
+                UpdateDeadline::Yield(1)
+            } else {
+                UpdateDeadline::Continue(1)
+            })
         });
     }
 }

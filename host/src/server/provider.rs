@@ -91,9 +91,8 @@ macro_rules! unary {
     };
     ($self:ident, $request:ident, $method:ident, $timeout:expr) => {{
         let wire_req = $request.into_inner();
-        let wit_req = TryFrom::try_from(&wire_req).map_err(status::bad_request)?;
         let timeout = ($timeout)(&wire_req);
-        drop(wire_req);
+        let wit_req = TryFrom::try_from(wire_req).map_err(status::bad_request)?;
         let out = $self.backend.$method(timeout, wit_req).await.map_err(|e| $self.failed(e))?;
         Ok(Response::new(out.into_wire($self.wire()).map_err(status::bad_response)?))
     }};
@@ -190,7 +189,7 @@ impl<B: Backend> ResourceProvider for ProviderService<B> {
     type ListStream = Streamed<pb::ListResponse>;
 
     async fn list(&self, request: Request<pb::ListRequest>) -> Result<Response<Self::ListStream>, Status> {
-        let wit_req = rp::ListRequest::try_from(request.get_ref()).map_err(status::bad_request)?;
+        let wit_req = rp::ListRequest::try_from(request.into_inner()).map_err(status::bad_request)?;
         let out = self.backend.list(None, wit_req).await.map_err(|e| self.failed(e))?;
         let messages = out.into_wire(self.wire()).map_err(status::bad_response)?;
         Ok(Response::new(Box::pin(futures::stream::iter(messages.into_iter().map(Ok)))))
