@@ -6,12 +6,14 @@ pub mod engine;
 pub mod json;
 pub mod monitor;
 pub mod plugin;
+pub mod registry;
 
 pub use api::KvApi;
 pub use engine::TestEngine;
 pub use json::{from_struct, to_struct};
 pub use monitor::TestMonitor;
 pub use plugin::{Launch, Plugin, PolicyAt};
+pub use registry::Registry;
 
 use std::path::PathBuf;
 

@@ -7,6 +7,7 @@
 //! ```text
 //! blobs/sha256/<digest>.wasm       component bytes, named by their SHA-256
 //! packages/<name>/<version>.json   one index entry per installed version
+//! artifacts/<digest>-<engine>.cwasm precompiled components (the runtime's cache)
 //! .lock                            held by install and remove
 //! ```
 //!
@@ -58,6 +59,8 @@ pub enum StoreError {
     Io { what: &'static str, path: PathBuf, error: io::Error },
     #[error("no store directory: set PULUMI_WASM_STORE (or HOME)")]
     NoHome,
+    #[error("'{0}' is not a SHA-256 digest (64 lower-case hex digits)")]
+    BadDigest(String),
 }
 
 fn io_err(what: &'static str, path: &Path) -> impl FnOnce(io::Error) -> StoreError + use<> {
@@ -159,7 +162,7 @@ impl Store {
         remove_leftovers(&package_dir);
 
         let blob = self.blob_path(&digest);
-        if self.read_blob(&blob, &digest, wasm.len() as u64).is_err() {
+        if self.read_checked(&blob, &digest, wasm.len() as u64).is_err() {
             write_atomic(&blob_dir, &blob, wasm).map_err(io_err("writing", &blob))?;
         }
         let index = self.index_path(name, version);
@@ -266,7 +269,29 @@ impl Store {
 
     /// The component's bytes, checked against the digest and size recorded for it.
     pub fn read(&self, entry: &Installed) -> Result<Vec<u8>, StoreError> {
-        self.read_blob(&self.blob_path(&entry.digest), &entry.digest, entry.size)
+        self.read_checked(&self.blob_path(&entry.digest), &entry.digest, entry.size)
+    }
+
+    /// The blob with this digest, checked against it; whether or not an index entry names it.
+    pub fn read_blob(&self, digest: &str) -> Result<Vec<u8>, StoreError> {
+        check_digest(digest)?;
+        let path = self.blob_path(digest);
+        let size = fs::metadata(&path).map(|m| m.len()).unwrap_or_default();
+        self.read_checked(&path, digest, size)
+    }
+
+    /// Keeps `bytes` as a blob without an index entry (a cache: pulled
+    /// components); returns its digest. A later `install` of the same bytes
+    /// reuses it; `remove` of a version that shares it deletes it.
+    pub fn put_blob(&self, bytes: &[u8]) -> Result<String, StoreError> {
+        let _lock = self.lock()?;
+        let digest = digest(bytes);
+        let (dir, blob) = (self.blob_dir(), self.blob_path(&digest));
+        remove_leftovers(&dir);
+        if self.read_checked(&blob, &digest, bytes.len() as u64).is_err() {
+            write_atomic(&dir, &blob, bytes).map_err(io_err("writing", &blob))?;
+        }
+        Ok(digest)
     }
 
     /// Removes one version; deletes its blob when no other version uses it.
@@ -295,11 +320,19 @@ impl Store {
         self.delete_blob(digest)
     }
 
+    /// Where precompiled artifacts of the stored components are cached:
+    /// `<digest>-<engine settings hash>.cwasm`, written and keyed by the
+    /// runtime's artifact cache (a new engine or wasmtime gives a new name).
+    pub fn artifact_dir(&self) -> PathBuf {
+        self.root.join("artifacts")
+    }
+
     fn delete_blob(&self, digest: &str) -> Result<bool, StoreError> {
         let blob = self.blob_path(digest);
         match fs::remove_file(&blob) {
             Ok(()) => {
                 sync_dir(&self.blob_dir());
+                self.delete_artifacts(digest);
                 Ok(true)
             }
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
@@ -307,7 +340,18 @@ impl Store {
         }
     }
 
-    fn read_blob(&self, path: &Path, digest: &str, size: u64) -> Result<Vec<u8>, StoreError> {
+    /// A removed component's artifacts go with it (best effort: a leftover
+    /// is only disk space, never loaded for other bytes).
+    fn delete_artifacts(&self, digest: &str) {
+        let prefix = format!("{digest}-");
+        for name in read_dir_names(&self.artifact_dir()).unwrap_or_default() {
+            if name.starts_with(&prefix) && name.ends_with(".cwasm") {
+                let _ = fs::remove_file(self.artifact_dir().join(name));
+            }
+        }
+    }
+
+    fn read_checked(&self, path: &Path, digest: &str, size: u64) -> Result<Vec<u8>, StoreError> {
         let bytes = match fs::read(path) {
             Ok(b) => b,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
@@ -373,6 +417,15 @@ fn default_dir_from(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> Option<
     }
     let base = var("XDG_DATA_HOME").or_else(|| var("HOME").map(|h| h.join(".local").join("share")))?;
     Some(base.join("pulumi-wasm").join("store"))
+}
+
+/// Only lower-case hex SHA-256 digests name blobs (nothing else reaches a path).
+fn check_digest(digest: &str) -> Result<(), StoreError> {
+    if digest.len() == 64 && digest.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
+        Ok(())
+    } else {
+        Err(StoreError::BadDigest(digest.to_owned()))
+    }
 }
 
 /// Lower-case hex SHA-256.
@@ -446,7 +499,7 @@ fn utc_now() -> String {
 }
 
 /// RFC 3339 UTC for Unix seconds (days to civil date: H. Hinnant's algorithm).
-fn utc(secs: u64) -> String {
+pub(crate) fn utc(secs: u64) -> String {
     let (days, rem) = ((secs / 86_400) as i64, secs % 86_400);
     let z = days + 719_468;
     let era = z.div_euclid(146_097);

@@ -267,3 +267,52 @@ fn default_dir_honours_the_environment() {
     );
     assert_eq!(dir(&[]), None);
 }
+
+#[test]
+fn put_blob_and_read_blob_round_trip_without_an_index_entry() {
+    let (_dir, store) = store_with(&[]);
+    let wasm = bytes("pulled", "1.0.0");
+    let digest = store.put_blob(&wasm).unwrap();
+    assert_eq!(digest, super::digest(&wasm));
+    assert_eq!(store.read_blob(&digest).unwrap(), wasm);
+    assert_eq!(store.put_blob(&wasm).unwrap(), digest, "putting it again is a no-op");
+    assert!(store.list(None).unwrap().is_empty(), "a cached blob is not an installed package");
+    let leftovers: Vec<_> = fs::read_dir(store.root().join("blobs/sha256")).unwrap().collect();
+    assert_eq!(leftovers.len(), 1);
+
+    // Installing the same bytes reuses the blob; removing the version deletes it.
+    store.install("pulled", &v("1.0.0"), &wasm).unwrap();
+    assert!(store.remove("pulled", &v("1.0.0")).unwrap().blob_deleted);
+    assert!(matches!(store.read_blob(&digest), Err(StoreError::MissingBlob { .. })));
+}
+
+#[test]
+fn read_blob_checks_the_digest() {
+    let (_dir, store) = store_with(&[]);
+    let digest = store.put_blob(b"\0asm cached").unwrap();
+    fs::write(store.blob_path(&digest), b"\0asm evil!!").unwrap();
+    let err = store.read_blob(&digest).unwrap_err().to_string();
+    assert!(err.contains("corrupt") && err.contains(&digest), "{err}");
+    // A corrupt blob is replaced by the next put.
+    store.put_blob(b"\0asm cached").unwrap();
+    assert_eq!(store.read_blob(&digest).unwrap(), b"\0asm cached");
+
+    for bad in ["../../etc/passwd", "ABC", &digest.to_uppercase(), &digest[1..]] {
+        assert!(matches!(store.read_blob(bad), Err(StoreError::BadDigest(_))), "{bad}");
+    }
+}
+
+#[test]
+fn removing_a_component_removes_its_compiled_artifacts() {
+    let (_dir, store) = store_with(&[("random", "0.1.0"), ("random", "0.2.0")]);
+    let digest_of = |version: &str| store.get("random", &v(version)).unwrap().digest;
+    let (gone, kept) = (digest_of("0.1.0"), digest_of("0.2.0"));
+    fs::create_dir_all(store.artifact_dir()).unwrap();
+    for name in [format!("{gone}-0123.cwasm"), format!("{gone}-4567.cwasm"), format!("{kept}-0123.cwasm")] {
+        fs::write(store.artifact_dir().join(name), b"artifact").unwrap();
+    }
+    store.remove("random", &v("0.1.0")).unwrap();
+    let mut left = read_dir_names(&store.artifact_dir()).unwrap();
+    left.sort();
+    assert_eq!(left, vec![format!("{kept}-0123.cwasm")]);
+}

@@ -1,0 +1,302 @@
+//! Distribution of provider components through OCI registries, in the Wasm
+//! OCI artifact layout (see `artifact.rs`): `push` uploads a component, `pull`
+//! downloads one and verifies it.
+//!
+//! The registry protocol (token and basic auth, redirects, uploads) is
+//! `oci-client`'s; this module adds the artifact layout, the checks a pulled
+//! component must pass (manifest digest when pinned, layout, size, layer
+//! digest) and progress. Plain HTTP is used for loopback registries only,
+//! unless [`OciOptions::insecure`]. Like `store`, it uses nothing of
+//! `runtime`: the caller supplies the package name and version.
+
+mod artifact;
+mod progress;
+mod reference;
+
+use bytes::Bytes;
+use futures::StreamExt;
+use oci_client::client::{ClientConfig, ClientProtocol};
+use oci_client::errors::{DigestError, OciDistributionError};
+use oci_client::manifest::OCI_IMAGE_MEDIA_TYPE;
+use oci_client::secrets::RegistryAuth;
+use oci_client::{Client, RegistryOperation};
+use sha2::{Digest, Sha256};
+
+use crate::store;
+pub use artifact::{WASM_CONFIG_MEDIA_TYPE, WASM_LAYER_MEDIA_TYPE};
+pub use progress::{Direction, PROGRESS_MIN_BYTES, Progress, Transfer};
+pub use reference::{Reference, SCHEME};
+
+/// The largest component pushed or pulled: the runtime's
+/// `MAX_COMPONENT_BYTES`, repeated because this module does not depend on
+/// `runtime` (a test keeps the two equal).
+pub const MAX_COMPONENT_BYTES: usize = 256 << 20;
+/// A manifest is a small JSON document; a registry sending more is not serving one of ours.
+pub const MAX_MANIFEST_BYTES: usize = 4 << 20;
+/// Uploads go in pieces of this size, so progress can be counted.
+const UPLOAD_PIECE: usize = 256 << 10;
+
+#[derive(Debug, thiserror::Error)]
+pub enum OciError {
+    #[error("bad OCI reference '{reference}': {why}")]
+    BadReference { reference: String, why: String },
+    #[error("not a Wasm component artifact: {why}")]
+    NotWasm { why: String },
+    #[error(
+        "{what} digest mismatch: expected sha256:{expected}, got sha256:{actual} (the registry's copy is corrupt or was tampered with)"
+    )]
+    DigestMismatch { what: &'static str, expected: String, actual: String },
+    #[error("{what} of {size} bytes is over the {limit}-byte limit")]
+    TooLarge { what: &'static str, size: u64, limit: usize },
+    #[error("the component layer has {found} bytes where its descriptor says {expected}")]
+    SizeMismatch { expected: u64, found: u64 },
+    #[error("cannot push to {reference}: {why}")]
+    CannotPush { reference: String, why: String },
+    /// The message carries `error`'s whole chain (reqwest keeps the cause, e.g. "connection refused", in its source).
+    #[error("{op} {reference}: {}", chain(error))]
+    Registry { op: &'static str, reference: String, error: OciDistributionError },
+    #[error("set both PULUMI_WASM_OCI_USERNAME and PULUMI_WASM_OCI_PASSWORD, or neither")]
+    HalfCredentials,
+}
+
+/// `error: its source: its source's source...`.
+fn chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut next = error.source();
+    while let Some(e) = next {
+        let more = e.to_string();
+        // Some layers repeat their source's message in their own.
+        if !text.contains(&more) {
+            text = format!("{text}: {more}");
+        }
+        next = e.source();
+    }
+    text
+}
+
+/// How to reach registries.
+#[derive(Clone, Default)]
+pub struct OciOptions {
+    /// Plain HTTP to any registry, not only loopback ones.
+    pub insecure: bool,
+    /// Basic-auth username and password; anonymous when `None`. Either way a
+    /// registry that answers with a bearer-token challenge gets the token flow.
+    pub credentials: Option<(String, String)>,
+}
+
+impl OciOptions {
+    /// `PULUMI_WASM_OCI_INSECURE=1` (or `true`), `PULUMI_WASM_OCI_USERNAME` and `PULUMI_WASM_OCI_PASSWORD`.
+    pub fn from_env() -> Result<OciOptions, OciError> {
+        let var = |name| std::env::var(name).ok().filter(|v| !v.is_empty());
+        let insecure = var("PULUMI_WASM_OCI_INSECURE").is_some_and(|v| v == "1" || v.eq_ignore_ascii_case("true"));
+        let credentials = match (var("PULUMI_WASM_OCI_USERNAME"), var("PULUMI_WASM_OCI_PASSWORD")) {
+            (Some(user), Some(password)) => Some((user, password)),
+            (None, None) => None,
+            _ => return Err(OciError::HalfCredentials),
+        };
+        Ok(OciOptions { insecure, credentials })
+    }
+
+    fn auth(&self) -> RegistryAuth {
+        match &self.credentials {
+            Some((user, password)) => RegistryAuth::Basic(user.clone(), password.clone()),
+            None => RegistryAuth::Anonymous,
+        }
+    }
+}
+
+/// The result of [`push`].
+#[derive(Clone, Debug)]
+pub struct Pushed {
+    /// Where it was pushed, with the tag used.
+    pub reference: Reference,
+    /// `registry/repository@sha256:<manifest digest>`.
+    pub pinned: Reference,
+    /// Lower-case hex SHA-256 of the manifest.
+    pub manifest_digest: String,
+    /// Lower-case hex SHA-256 of the component (as [`store::digest`]).
+    pub layer_digest: String,
+    /// False when the registry already had the component's bytes.
+    pub uploaded: bool,
+}
+
+/// The result of [`pull`]: a component whose bytes matched every digest on the way.
+#[derive(Clone, Debug)]
+pub struct Pulled {
+    pub wasm: Vec<u8>,
+    /// Lower-case hex SHA-256 of `wasm` (as [`store::digest`]).
+    pub digest: String,
+    pub manifest_digest: String,
+    /// The manifest's `org.opencontainers.image.title` and `.version` annotations.
+    pub name: Option<String>,
+    pub version: Option<String>,
+    /// True when the bytes came from the store rather than the registry.
+    pub cached: bool,
+}
+
+/// Pushes `wasm` (package `name` `version`) to `reference`, tagged with its
+/// tag, else with the version (`+` becomes `_`: tags cannot hold `+`).
+pub async fn push(
+    reference: &Reference,
+    wasm: &[u8],
+    name: &str,
+    version: &str,
+    options: &OciOptions,
+    progress: &Progress,
+) -> Result<Pushed, OciError> {
+    if reference.digest.is_some() {
+        return Err(OciError::CannotPush {
+            reference: reference.to_string(),
+            why: "a digest is what the registry gives back; push to a tag (or to none: the version is the tag)".into(),
+        });
+    }
+    if wasm.len() > MAX_COMPONENT_BYTES {
+        return Err(OciError::TooLarge { what: "component", size: wasm.len() as u64, limit: MAX_COMPONENT_BYTES });
+    }
+    let tag = reference.tag.clone().unwrap_or_else(|| version.replace('+', "_"));
+    let target = Reference { tag: Some(tag), ..reference.clone() };
+    let layer_digest = store::digest(wasm);
+    let built = artifact::build(wasm, &layer_digest, name, version, created());
+    let (client, r, auth) = (client(&target, options), target.to_client(), options.auth());
+    let err = |op| {
+        let reference = target.to_string();
+        move |error| OciError::Registry { op, reference, error }
+    };
+
+    client.auth(&r, &auth, RegistryOperation::Push).await.map_err(err("authenticating for"))?;
+    let layer = format!("sha256:{layer_digest}");
+    let uploaded = !client.blob_exists(&r, &layer).await.map_err(err("checking for the component at"))?;
+    if uploaded {
+        let bytes = Bytes::copy_from_slice(wasm);
+        let size = bytes.len();
+        let mut meter = progress.meter(Direction::Push, &layer_digest, size as u64);
+        let pieces = (0..size).step_by(UPLOAD_PIECE).map(move |at| bytes.slice(at..(at + UPLOAD_PIECE).min(size)));
+        let stream = futures::stream::iter(pieces).map(move |piece| {
+            meter.advance(piece.len() as u64);
+            Ok(piece)
+        });
+        client
+            .push_blob_stream(&r, stream, &layer, Some(size as u64))
+            .await
+            .map_err(err("pushing the component to"))?;
+    }
+    let config_digest = format!("sha256:{}", built.config_digest);
+    client.push_blob(&r, built.config, &config_digest).await.map_err(err("pushing the config to"))?;
+    let manifest_digest = store::digest(&built.manifest);
+    let media_type = http::HeaderValue::from_static(OCI_IMAGE_MEDIA_TYPE);
+    client.push_manifest_raw(&r, built.manifest, media_type).await.map_err(err("pushing the manifest to"))?;
+    Ok(Pushed { pinned: target.pinned(&manifest_digest), reference: target, manifest_digest, layer_digest, uploaded })
+}
+
+/// Pulls the component at `reference` (tag `latest` when it names neither a
+/// tag nor a digest), checking the manifest against a pinned digest, the
+/// layout, the size limits and the component against its layer digest. The
+/// manifest is always fetched; the component is not when `cache` holds a blob
+/// with its digest (the store verifies it on reading). Nothing is written to `cache`.
+pub async fn pull(
+    reference: &Reference,
+    options: &OciOptions,
+    progress: &Progress,
+    cache: Option<&store::Store>,
+) -> Result<Pulled, OciError> {
+    let (client, r, auth) = (client(reference, options), reference.to_client(), options.auth());
+    let err = |op| {
+        let reference = reference.to_string();
+        move |error| OciError::Registry { op, reference, error }
+    };
+    let (manifest, _) =
+        client.pull_manifest_raw(&r, &auth, &[OCI_IMAGE_MEDIA_TYPE]).await.map_err(|error| match error {
+            OciDistributionError::DigestError(DigestError::VerificationError { expected, actual }) => {
+                let hex = |d: String| d.strip_prefix("sha256:").map(str::to_owned).unwrap_or(d);
+                OciError::DigestMismatch { what: "manifest", expected: hex(expected), actual: hex(actual) }
+            }
+            error => err("pulling the manifest of")(error),
+        })?;
+    let manifest_digest = store::digest(&manifest);
+    // oci-client checks this too; checked here as well so it holds whatever the library does.
+    if let Some(pinned) = &reference.digest
+        && *pinned != manifest_digest
+    {
+        return Err(OciError::DigestMismatch { what: "manifest", expected: pinned.clone(), actual: manifest_digest });
+    }
+    let artifact = artifact::parse(&manifest)?;
+    if let Some(wasm) = cache.and_then(|c| c.read_blob(&artifact.layer_digest).ok()) {
+        let (name, version) = (artifact.name, artifact.version);
+        return Ok(Pulled { wasm, digest: artifact.layer_digest, manifest_digest, name, version, cached: true });
+    }
+    let mut stream = client.pull_blob_stream(&r, &artifact.layer).await.map_err(err("pulling the component of"))?;
+    if let Some(len) = stream.content_length.filter(|len| *len != artifact.size) {
+        return Err(OciError::SizeMismatch { expected: artifact.size, found: len });
+    }
+    let mut meter = progress.meter(Direction::Pull, &artifact.layer_digest, artifact.size);
+    let (mut wasm, mut hasher) = (Vec::with_capacity(artifact.size as usize), Sha256::new());
+    while let Some(piece) = stream.next().await {
+        let piece = match piece {
+            Ok(piece) => piece,
+            // oci-client's stream fails at the end on a digest mismatch; report ours, which names both digests.
+            Err(_) if wasm.len() as u64 == artifact.size => break,
+            Err(e) => return Err(err("pulling the component of")(OciDistributionError::IoError(e))),
+        };
+        if wasm.len() + piece.len() > artifact.size as usize {
+            return Err(OciError::SizeMismatch { expected: artifact.size, found: (wasm.len() + piece.len()) as u64 });
+        }
+        hasher.update(&piece);
+        wasm.extend_from_slice(&piece);
+        meter.advance(piece.len() as u64);
+    }
+    if wasm.len() as u64 != artifact.size {
+        return Err(OciError::SizeMismatch { expected: artifact.size, found: wasm.len() as u64 });
+    }
+    let digest = hex::encode(hasher.finalize());
+    if digest != artifact.layer_digest {
+        return Err(OciError::DigestMismatch {
+            what: "component layer",
+            expected: artifact.layer_digest,
+            actual: digest,
+        });
+    }
+    Ok(Pulled { wasm, digest, manifest_digest, name: artifact.name, version: artifact.version, cached: false })
+}
+
+fn client(reference: &Reference, options: &OciOptions) -> Client {
+    // reqwest is built without a default crypto provider (`rustls-tls-no-provider`) so that only
+    // ring, which the runtime's HTTP client already uses, is compiled in; it must be installed
+    // before a client is built (an error means one already is).
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let plain = options.insecure || reference.is_loopback();
+    if plain && !reference.is_loopback() {
+        tracing::warn!("plain HTTP to {} (--insecure)", reference.registry);
+    }
+    Client::new(ClientConfig {
+        protocol: if plain { ClientProtocol::Http } else { ClientProtocol::Https },
+        // One PUT per blob: every registry takes it; chunked PATCH uploads vary.
+        use_monolithic_push: true,
+        // A Wasm artifact is a single manifest, never an index to resolve by platform.
+        platform_resolver: None,
+        connect_timeout: Some(std::time::Duration::from_secs(30)),
+        read_timeout: Some(std::time::Duration::from_secs(120)),
+        user_agent: concat!("pulumi-wasm/", env!("CARGO_PKG_VERSION")),
+        ..ClientConfig::default()
+    })
+}
+
+/// The config's `created`: `SOURCE_DATE_EPOCH` when set, else the Unix epoch,
+/// never the clock, so the same component always gives the same manifest
+/// digest (pushing again changes nothing; digests are reproducible).
+fn created() -> String {
+    let secs = std::env::var("SOURCE_DATE_EPOCH").ok().and_then(|s| s.trim().parse().ok()).unwrap_or(0);
+    store::utc(secs)
+}
+
+#[cfg(test)]
+mod tests {
+    /// `runtime::engine` is private to `runtime`; its source is the next best thing to compare with.
+    #[test]
+    fn the_component_limit_is_the_runtimes() {
+        let engine = include_str!("../runtime/engine.rs");
+        let line =
+            engine.lines().find(|l| l.starts_with("pub const MAX_COMPONENT_BYTES")).expect("the runtime's limit");
+        assert_eq!(line, "pub const MAX_COMPONENT_BYTES: usize = 256 << 20;");
+        assert_eq!(super::MAX_COMPONENT_BYTES, 256 << 20);
+    }
+}

@@ -1,0 +1,164 @@
+//! A real OCI registry: Debian's `docker-registry` (distribution v2.8) on a
+//! free loopback port, storing in a temporary directory, killed on drop.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub struct Registry {
+    /// `127.0.0.1:PORT`.
+    pub address: String,
+    /// The storage root (`docker/registry/v2/...` below it).
+    pub storage: PathBuf,
+    child: Child,
+    dir: tempfile::TempDir,
+}
+
+/// `$PULUMI_WASM_REGISTRY_BIN`, else `docker-registry` from `/usr/bin` or the `PATH`.
+fn registry_bin() -> PathBuf {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let candidates: Vec<PathBuf> = match std::env::var_os("PULUMI_WASM_REGISTRY_BIN") {
+        Some(bin) => vec![PathBuf::from(bin)],
+        None => std::iter::once(PathBuf::from("/usr/bin"))
+            .chain(std::env::split_paths(&path))
+            .map(|dir| dir.join("docker-registry"))
+            .collect(),
+    };
+    // Missing is a failure, not a skip: these tests are the only check of the registry code.
+    candidates.into_iter().find(|bin| bin.is_file()).unwrap_or_else(|| {
+        panic!(
+            "docker-registry is not installed: the OCI tests need a real registry; \
+             install it with `apt-get install -y docker-registry` (.ci/run does), \
+             or point PULUMI_WASM_REGISTRY_BIN at a distribution v2 `registry` binary"
+        )
+    })
+}
+
+impl Registry {
+    /// Starts a registry and waits until `GET /v2/` answers 200.
+    pub fn start() -> Registry {
+        let bin = registry_bin();
+        let mut dir = tempfile::tempdir().expect("a temporary directory");
+        let storage = dir.path().join("storage");
+        // The port is free when asked; another process may take it before the
+        // registry binds it, so a registry that exits at once is retried.
+        for _ in 0..5 {
+            let port = TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free port").port();
+            let address = format!("127.0.0.1:{port}");
+            let config = dir.path().join("config.yml");
+            let yaml = format!(
+                "version: 0.1\nlog:\n  level: warn\n  accesslog:\n    disabled: true\n\
+                 storage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\n\
+                 http:\n  addr: {address}\n",
+                storage.display()
+            );
+            std::fs::write(&config, yaml).expect("writing the registry config");
+            let log = std::fs::File::create(dir.path().join("registry.log")).expect("a log file");
+            let child = Command::new(&bin)
+                .arg("serve")
+                .arg(&config)
+                .env_clear()
+                .stdin(Stdio::null())
+                .stdout(log.try_clone().expect("the log file"))
+                .stderr(log)
+                .spawn()
+                .unwrap_or_else(|e| panic!("starting {}: {e}", bin.display()));
+            let mut registry = Registry { address, storage: storage.clone(), child, dir };
+            if registry.wait_ready() {
+                return registry;
+            }
+            dir = registry.stop();
+        }
+        panic!(
+            "docker-registry did not start; its log:\n{}",
+            std::fs::read_to_string(dir.path().join("registry.log")).unwrap_or_default()
+        );
+    }
+
+    /// True once `GET /v2/` answers 200; false if the process exits first.
+    fn wait_ready(&mut self) -> bool {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return false;
+            }
+            if self.http("GET", "/v2/", &[], b"").is_ok_and(|(status, _)| status == 200) {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("docker-registry at {} did not answer GET /v2/ within 20 s; log:\n{}", self.address, self.log());
+    }
+
+    fn stop(mut self) -> tempfile::TempDir {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        std::mem::replace(&mut self.dir, dir)
+    }
+
+    /// What the registry logged.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("registry.log")).unwrap_or_default()
+    }
+
+    /// Where the registry keeps the blob with this (hex) digest.
+    pub fn blob_data(&self, digest: &str) -> PathBuf {
+        self.storage.join(format!("docker/registry/v2/blobs/sha256/{}/{digest}/data", &digest[..2]))
+    }
+
+    /// One plain HTTP/1.1 request (`Connection: close`); the status and the body.
+    pub fn http(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &[u8],
+    ) -> std::io::Result<(u16, Vec<u8>)> {
+        let mut stream = TcpStream::connect(&self.address)?;
+        stream.set_read_timeout(Some(Duration::from_secs(10)))?;
+        let mut request = format!("{method} {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n", self.address);
+        for (name, value) in headers {
+            request.push_str(&format!("{name}: {value}\r\n"));
+        }
+        request.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
+        stream.write_all(request.as_bytes())?;
+        stream.write_all(body)?;
+        let mut response = Vec::new();
+        stream.read_to_end(&mut response)?;
+        let split = response.windows(4).position(|w| w == b"\r\n\r\n").map_or(response.len(), |p| p + 4);
+        let head = String::from_utf8_lossy(&response[..split]);
+        let status = head.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+        Ok((status, response[split..].to_vec()))
+    }
+}
+
+impl Drop for Registry {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `wasm` with a custom section of `extra` bytes appended: the same component, another digest.
+pub fn padded_component(wasm: &[u8], extra: usize) -> Vec<u8> {
+    let name = b"pulumi-wasm-test-padding";
+    let payload_len = 1 + name.len() + extra;
+    let mut out = wasm.to_vec();
+    out.push(0); // custom section
+    let mut n = payload_len as u32;
+    loop {
+        let byte = (n & 0x7f) as u8;
+        n >>= 7;
+        out.push(if n == 0 { byte } else { byte | 0x80 });
+        if n == 0 {
+            break;
+        }
+    }
+    out.push(name.len() as u8);
+    out.extend_from_slice(name);
+    out.resize(out.len() + extra, 0xa5);
+    out
+}

@@ -1,0 +1,236 @@
+//! Distribution through a real OCI registry (Debian's `docker-registry`),
+//! through the real `pulumi-wasm` binary: push, pull by tag and by digest,
+//! `oci://` component arguments, tampering, a foreign layout, plain HTTP, progress.
+
+use std::path::Path;
+
+use e2e_tests::registry::padded_component;
+use e2e_tests::{Plugin, Registry, TestEngine, cache_dir, component, host_bin};
+use serde_json::{Value, json};
+
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+const OCI_MANIFEST: &str = "application/vnd.oci.image.manifest.v1+json";
+
+/// `pulumi-wasm args...` against the store at `store`: success, stdout and stderr.
+fn run(store: &Path, args: &[&str]) -> (bool, String, String) {
+    run_env(store, args, &[])
+}
+
+fn run_env(store: &Path, args: &[&str], env: &[(&str, &str)]) -> (bool, String, String) {
+    let out = std::process::Command::new(host_bin())
+        .args(args)
+        .env("PULUMI_WASM_STORE", store)
+        .env("PULUMI_WASM_CACHE_DIR", cache_dir())
+        .env_remove("PULUMI_WASM_OCI_INSECURE")
+        .env_remove("PULUMI_WASM_OCI_USERNAME")
+        .env_remove("PULUMI_WASM_OCI_PASSWORD")
+        .envs(env.iter().copied())
+        .output()
+        .expect("runs pulumi-wasm");
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (out.status.success(), text(&out.stdout), text(&out.stderr))
+}
+
+/// Runs and expects success; stdout and stderr.
+fn ok(store: &Path, args: &[&str]) -> (String, String) {
+    let (success, stdout, stderr) = run(store, args);
+    assert!(success, "pulumi-wasm {args:?} failed:\nstdout: {stdout}\nstderr: {stderr}");
+    (stdout, stderr)
+}
+
+/// Runs and expects failure; stderr.
+fn fails(store: &Path, args: &[&str]) -> String {
+    let (success, stdout, stderr) = run(store, args);
+    assert!(!success, "pulumi-wasm {args:?} should fail:\nstdout: {stdout}\nstderr: {stderr}");
+    stderr
+}
+
+fn field<'a>(text: &'a str, key: &str) -> &'a str {
+    text.lines().find_map(|l| l.strip_prefix(key)).map(str::trim).unwrap_or_else(|| panic!("no {key} in {text}"))
+}
+
+/// The component's digest as `info` reports it, without `sha256:`.
+fn digest_of(store: &Path, component: &str) -> String {
+    let (info, _) = ok(store, &["info", component]);
+    field(&info, "digest:").strip_prefix("sha256:").expect("sha256:").to_owned()
+}
+
+/// Pushes `component` to `reference`; returns the pinned reference and the manifest digest.
+fn push(store: &Path, component: &Path, reference: &str) -> (String, String) {
+    let (out, _) = ok(store, &["push", component.to_str().unwrap(), reference]);
+    let manifest = field(&out, "digest:").strip_prefix("sha256:").expect("sha256:").to_owned();
+    (field(&out, "pinned:").to_owned(), manifest)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn push_then_pull_by_tag_and_by_digest() {
+    let registry = Registry::start();
+    let dir = tempfile::tempdir().unwrap();
+    let (pusher, by_tag, by_digest) = (dir.path().join("pusher"), dir.path().join("by-tag"), dir.path().join("pinned"));
+    let random = component("random-provider");
+    let original = std::fs::read(&random).unwrap();
+    let layer = digest_of(&pusher, random.to_str().unwrap());
+    let repo = format!("{}/providers/random", registry.address);
+
+    // Push: tagged with the component's version, answered with the pinned reference.
+    let (out, _) = ok(&pusher, &["push", random.to_str().unwrap(), &format!("oci://{repo}")]);
+    assert!(
+        out.contains(&format!("pushed random {VERSION}")) && out.contains(&format!("to {repo}:{VERSION}")),
+        "{out}"
+    );
+    let manifest = field(&out, "digest:").strip_prefix("sha256:").unwrap().to_owned();
+    let pinned = field(&out, "pinned:").to_owned();
+    assert_eq!(pinned, format!("{repo}@sha256:{manifest}"));
+    assert_eq!(std::fs::read(registry.blob_data(&layer)).unwrap(), original, "the registry holds the exact bytes");
+    let (again, _) = ok(&pusher, &["push", random.to_str().unwrap(), &repo]);
+    assert!(again.contains("already had") && again.contains(&pinned), "same bytes, same manifest: {again}");
+
+    // Pull by tag into an empty store: installed under its own name and version, the same bytes.
+    let (out, _) = ok(&by_tag, &["pull", &format!("oci://{repo}:{VERSION}")]);
+    assert!(out.contains(&format!("manifest sha256:{manifest}")), "{out}");
+    assert!(out.contains(&format!("installed random {VERSION}")) && out.contains(&format!("sha256:{layer}")), "{out}");
+    assert_eq!(std::fs::read(by_tag.join(format!("blobs/sha256/{layer}.wasm"))).unwrap(), original);
+    let (ls, _) = ok(&by_tag, &["ls"]);
+    assert!(ls.lines().nth(1).is_some_and(|l| l.starts_with("random") && l.contains(VERSION)), "{ls}");
+    assert_eq!(digest_of(&by_tag, "random@^0.1"), layer);
+
+    // Pull pinned by the manifest digest.
+    let (out, _) = ok(&by_digest, &["pull", &pinned]);
+    assert!(out.contains(&format!("installed random {VERSION}")) && out.contains(&layer), "{out}");
+    let err = fails(&dir.path().join("none"), &["pull", &format!("{repo}@sha256:{}", "0".repeat(64))]);
+    assert!(err.contains("pulling the manifest of"), "{err}");
+
+    // `oci://` wherever a component is taken: info (from async code) ...
+    let fresh = dir.path().join("fresh");
+    assert_eq!(digest_of(&fresh, &format!("oci://{pinned}")), layer);
+    assert_eq!(std::fs::read(fresh.join(format!("blobs/sha256/{layer}.wasm"))).unwrap(), original, "kept as a cache");
+    assert!(!fresh.join("packages").exists(), "a cached pull installs nothing");
+    // ... and serve (from a blocking thread), to an engine that gets a working provider.
+    let engine = TestEngine::start().await;
+    let args = ["serve".to_owned(), format!("oci://{repo}:{VERSION}"), engine.address.clone()];
+    let env = [("PULUMI_WASM_STORE".to_owned(), dir.path().join("serve").to_string_lossy().into_owned())];
+    let mut p = Plugin::spawn_with(&host_bin(), &args, &env).await.unwrap();
+    assert_eq!(p.boot(&engine.address, json!({})).await.unwrap(), VERSION);
+    drop(p);
+
+    // References that cannot work fail before any transfer.
+    let err = fails(&pusher, &["push", random.to_str().unwrap(), &format!("{}/Random", registry.address)]);
+    assert!(err.contains("bad OCI reference") && err.contains("lower-case"), "{err}");
+    let err = fails(&pusher, &["push", random.to_str().unwrap(), &pinned]);
+    assert!(err.contains("cannot push to"), "{err}");
+}
+
+#[test]
+fn a_tampered_layer_or_manifest_is_rejected_and_nothing_is_installed() {
+    let registry = Registry::start();
+    let dir = tempfile::tempdir().unwrap();
+    let random = component("random-provider");
+    let layer = digest_of(&dir.path().join("pusher"), random.to_str().unwrap());
+    let repo = format!("{}/tamper/random", registry.address);
+    let (pinned, _) = push(&dir.path().join("pusher"), &random, &repo);
+
+    // Same size, one bit flipped, behind the registry's back.
+    let data = registry.blob_data(&layer);
+    let mut evil = std::fs::read(&data).unwrap();
+    *evil.last_mut().unwrap() ^= 1;
+    std::fs::write(&data, &evil).unwrap();
+
+    let store = dir.path().join("store");
+    for reference in [format!("{repo}:{VERSION}"), pinned.clone()] {
+        let err = fails(&store, &["pull", &reference]);
+        assert!(err.contains("component layer digest mismatch") && err.contains(&format!("sha256:{layer}")), "{err}");
+    }
+    let err = fails(&store, &["info", &format!("oci://{pinned}")]);
+    assert!(err.contains("digest mismatch"), "{err}");
+
+    // A manifest changed behind the registry's back no longer matches the digest it was pinned by.
+    let manifest = pinned.rsplit_once("@sha256:").unwrap().1;
+    let data = registry.blob_data(manifest);
+    let text = std::fs::read_to_string(&data).unwrap();
+    assert!(text.contains("\"random\""), "{text}");
+    std::fs::write(&data, text.replace("\"random\"", "\"evil!!\"")).unwrap();
+    let err = fails(&store, &["pull", &pinned]);
+    assert!(err.contains(&format!("manifest digest mismatch: expected sha256:{manifest}")), "{err}");
+    assert!(!store.join("packages").exists() && !store.join("blobs").exists(), "nothing installed or cached");
+}
+
+#[test]
+fn other_artifact_layouts_are_rejected() {
+    let registry = Registry::start();
+    let dir = tempfile::tempdir().unwrap();
+    let repo = format!("{}/layout/random", registry.address);
+    push(&dir.path().join("pusher"), &component("random-provider"), &repo);
+    let path = format!("/v2/layout/random/manifests/{VERSION}");
+    let (status, body) = registry.http("GET", &path, &[("Accept", OCI_MANIFEST)], b"").unwrap();
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
+    let manifest: Value = serde_json::from_slice(&body).unwrap();
+
+    // The same blobs under other media types: a container image's layer, a container image's config.
+    let mut tar_layer = manifest.clone();
+    tar_layer["layers"][0]["mediaType"] = json!("application/vnd.oci.image.layer.v1.tar");
+    let mut image_config = manifest.clone();
+    image_config["config"]["mediaType"] = json!("application/vnd.oci.image.config.v1+json");
+    for (tag, edited, expected) in [
+        ("tar", tar_layer, "layer media type application/vnd.oci.image.layer.v1.tar"),
+        ("image", image_config, "config media type application/vnd.oci.image.config.v1+json"),
+    ] {
+        let body = serde_json::to_vec(&edited).unwrap();
+        let path = format!("/v2/layout/random/manifests/{tag}");
+        let (status, answer) = registry.http("PUT", &path, &[("Content-Type", OCI_MANIFEST)], &body).unwrap();
+        assert_eq!(status, 201, "{}", String::from_utf8_lossy(&answer));
+        let store = dir.path().join(tag);
+        let err = fails(&store, &["pull", &format!("{repo}:{tag}")]);
+        assert!(err.contains("not a Wasm component artifact") && err.contains(expected), "{err}");
+        assert!(!store.join("packages").exists());
+    }
+}
+
+#[test]
+fn large_components_report_progress() {
+    let registry = Registry::start();
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.wasm");
+    std::fs::write(&big, padded_component(&std::fs::read(component("random-provider")).unwrap(), 3 << 20)).unwrap();
+    let repo = format!("{}/big/random", registry.address);
+    let (out, pushed) = ok(&dir.path().join("pusher"), &["push", big.to_str().unwrap(), &repo]);
+    let (pull_out, pulled) = ok(&dir.path().join("puller"), &["pull", &format!("{repo}:{VERSION}")]);
+    assert!(out.contains("pinned:") && pull_out.contains("installed random"), "{out}\n{pull_out}");
+    for (stderr, verb) in [(pushed, "pushing"), (pulled, "pulling")] {
+        let lines: Vec<&str> = stderr.lines().filter(|l| l.starts_with(verb)).collect();
+        // At most one line per tenth (a network read may cover more than one).
+        let percent =
+            |l: &str| -> u32 { l.split('%').next().and_then(|p| p.rsplit(' ').next()).unwrap().parse().unwrap() };
+        let tenths: Vec<u32> = lines.iter().map(|l| percent(l) / 10).collect();
+        assert!(lines.len() >= 3 && tenths.windows(2).all(|w| w[0] < w[1]), "{stderr}");
+        assert!(lines[0].ends_with("  0% (0.0 of 3.7 MiB)"), "{stderr}");
+        assert!(lines[lines.len() - 1].ends_with("100% (3.7 of 3.7 MiB)"), "{stderr}");
+    }
+    // Small components stay quiet.
+    let (_, quiet) = ok(&dir.path().join("pusher"), &["push", component("echo-provider").to_str().unwrap(), &repo]);
+    assert!(!quiet.contains("pushing"), "{quiet}");
+}
+
+#[test]
+fn plain_http_only_for_loopback_unless_insecure() {
+    let registry = Registry::start();
+    let dir = tempfile::tempdir().unwrap();
+    let (pusher, puller) = (dir.path().join("pusher"), dir.path().join("puller"));
+    let random = component("random-provider");
+    // On Linux 0.0.0.0 reaches the same registry, but it is not a loopback name: HTTPS, which fails.
+    let port = registry.address.rsplit(':').next().unwrap();
+    let elsewhere = format!("0.0.0.0:{port}/plain/random");
+    let err = fails(&pusher, &["push", random.to_str().unwrap(), &elsewhere]);
+    assert!(
+        err.contains(&format!("{elsewhere}:{VERSION}")) && err.contains(&format!("https://0.0.0.0:{port}/")),
+        "{err}"
+    );
+    assert!(!registry.blob_data(&digest_of(&pusher, random.to_str().unwrap())).exists(), "nothing went over HTTP");
+
+    let (out, _) = ok(&pusher, &["push", "--insecure", random.to_str().unwrap(), &elsewhere]);
+    assert!(out.contains("pinned:"), "{out}");
+    let err = fails(&puller, &["pull", &format!("{elsewhere}:{VERSION}")]);
+    assert!(err.contains("pulling the manifest of") && err.contains("https://"), "{err}");
+    let (success, out, err) =
+        run_env(&puller, &["pull", &format!("{elsewhere}:{VERSION}")], &[("PULUMI_WASM_OCI_INSECURE", "1")]);
+    assert!(success && out.contains("installed random"), "{out}\n{err}");
+}
