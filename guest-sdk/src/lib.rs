@@ -16,6 +16,7 @@ mod export;
 pub mod http;
 pub mod log;
 pub mod needs;
+mod parameterization;
 mod provider;
 pub mod serde;
 pub mod typed;
@@ -28,6 +29,7 @@ extern crate self as pulumi_wasm_sdk;
 use __private::wit;
 
 pub use diff::{Differ, same};
+pub use parameterization::Parameterization;
 pub use provider::*;
 pub use value::*;
 
