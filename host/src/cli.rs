@@ -6,6 +6,7 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 use pulumi_wasm_host::runtime::{ArtifactCache, Grants, Policy, RuntimeConfig};
+use pulumi_wasm_host::store::Store;
 
 #[derive(Parser)]
 #[command(name = "pulumi-wasm", version, about = "Serve WebAssembly-component Pulumi providers")]
@@ -25,10 +26,23 @@ pub enum Command {
         #[command(flatten)]
         runtime: RuntimeArgs,
     },
-    /// Make a plugin folder: `<out>/pulumi-resource-<name>` (this host) plus the component.
+    /// Serve the parameterized provider (what `pulumi-resource-wasm` runs): no
+    /// component until the engine calls Parameterize.
+    Generic {
+        #[command(flatten)]
+        engine: EngineArgs,
+        #[command(flatten)]
+        runtime: RuntimeArgs,
+    },
+    /// Make a plugin folder: `<out>/pulumi-resource-<name>` (this host) plus the
+    /// component; with `--generic`, `<out>/pulumi-resource-wasm` alone.
     Pack {
         /// A .wasm file, or NAME[@SEMVER-REQ] from the store.
-        component: PathBuf,
+        #[arg(required_unless_present = "generic", conflicts_with = "generic")]
+        component: Option<PathBuf>,
+        /// Pack the parameterized provider `pulumi-resource-wasm` instead of one component.
+        #[arg(long)]
+        generic: bool,
         /// The folder a Pulumi.yaml `plugins: providers: - path:` entry points at.
         #[arg(long, short)]
         out: PathBuf,
@@ -67,6 +81,43 @@ pub enum Command {
         /// NAME@VERSION, e.g. random@0.1.0.
         package: String,
     },
+    /// Push a component to an OCI registry (Wasm artifact layout); prints its pinned reference.
+    Push {
+        /// A .wasm file, NAME[@SEMVER-REQ] from the store, or oci://REFERENCE.
+        component: PathBuf,
+        /// [oci://]REGISTRY[:PORT]/REPOSITORY[:TAG]; the tag defaults to the component's version.
+        reference: String,
+        #[command(flatten)]
+        oci: OciArgs,
+        #[command(flatten)]
+        runtime: RuntimeArgs,
+    },
+    /// Pull a component from an OCI registry into the provider store, under its own name and version.
+    Pull {
+        /// [oci://]REGISTRY[:PORT]/REPOSITORY[:TAG][@sha256:DIGEST].
+        reference: String,
+        #[command(flatten)]
+        oci: OciArgs,
+        #[command(flatten)]
+        runtime: RuntimeArgs,
+    },
+}
+
+/// Registry access for `push` and `pull` (credentials come from the environment only:
+/// `PULUMI_WASM_OCI_USERNAME`, `PULUMI_WASM_OCI_PASSWORD`).
+#[derive(Args, Debug, Clone)]
+pub struct OciArgs {
+    /// Plain HTTP to a registry that is not on loopback (also PULUMI_WASM_OCI_INSECURE=1).
+    #[arg(long)]
+    pub insecure: bool,
+}
+
+impl OciArgs {
+    pub fn options(&self) -> anyhow::Result<pulumi_wasm_host::oci::OciOptions> {
+        let mut options = pulumi_wasm_host::oci::OciOptions::from_env()?;
+        options.insecure |= self.insecure;
+        Ok(options)
+    }
 }
 
 /// What the engine passes to every provider plugin: flags first, then its address.
@@ -107,7 +158,7 @@ pub struct RuntimeArgs {
     /// Deadline for calls whose request has no timeout, in seconds (a policy's `timeout-s` wins).
     #[arg(long, env = "PULUMI_WASM_CALL_TIMEOUT", default_value_t = 900)]
     pub call_timeout: u64,
-    /// Where compiled components are cached (default: ~/.cache/pulumi-wasm).
+    /// Where compiled components are cached (default: `artifacts/` in the provider store).
     #[arg(long, env = "PULUMI_WASM_CACHE_DIR")]
     pub cache_dir: Option<PathBuf>,
     /// Compile every time instead of using the cache.
@@ -132,7 +183,11 @@ impl RuntimeArgs {
         let cache = if self.no_cache {
             None
         } else {
-            self.cache_dir.clone().or_else(ArtifactCache::default_dir).map(ArtifactCache::new)
+            // Beside the store, so removing a component removes its artifacts.
+            self.cache_dir
+                .clone()
+                .or_else(|| Store::default_dir().map(|s| Store::new(s).artifact_dir()))
+                .map(ArtifactCache::new)
         };
         RuntimeConfig {
             max_instances: self.max_instances.clamp(1, 256),

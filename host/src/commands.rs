@@ -14,9 +14,14 @@ pub struct Source {
     pub label: String,
 }
 
-/// `arg` as a path if that file exists, else as `name[@requirement]` in the
-/// store (the newest installed version the requirement accepts).
+/// `arg` from a registry if it starts with `oci://`, as a path if that file
+/// exists, else as `name[@requirement]` in the store (the newest installed
+/// version the requirement accepts).
 pub fn load_component(arg: &Path) -> anyhow::Result<Source> {
+    // `oci://` always means a registry, whatever files exist.
+    if let Some(reference) = arg.to_str().filter(|s| s.starts_with(pulumi_wasm_host::oci::SCHEME)) {
+        return crate::registry::load(reference);
+    }
     let read_file = || -> anyhow::Result<Source> {
         let wasm = std::fs::read(arg).with_context(|| format!("reading {}", arg.display()))?;
         Ok(Source { wasm: wasm.into(), label: arg.display().to_string() })

@@ -5,11 +5,18 @@
 //! - [`convert`]: protobuf <-> WIT translation of requests and property values;
 //! - [`runtime`]: wasmtime engine, artifact cache, instance pool, sandbox.
 //!
+//! Above them, [`generic`]: `pulumi-resource-wasm`, the parameterized
+//! provider that loads any component on `Parameterize` (uses `runtime`,
+//! `store` and `oci`; `server` serves it as one more [`runtime::Backend`]).
+//!
 //! Beside them, [`store`]: the local directory of installed components and
 //! `name@requirement` lookup (used by the CLI; `server` and `runtime` do not
-//! depend on it).
+//! depend on it); [`oci`]: push and pull components to and from OCI
+//! registries (Wasm artifact layout, digest-verified; uses `store` only).
 
 pub mod convert;
+pub mod generic;
+pub mod oci;
 pub mod runtime;
 pub mod server;
 pub mod store;

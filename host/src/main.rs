@@ -2,19 +2,25 @@
 //!
 //! Run as `pulumi-resource-<name>` (a packed plugin folder) it behaves exactly
 //! like a native provider plugin and serves `pulumi-resource-<name>.wasm`
-//! from beside itself.
+//! from beside itself. Run as `pulumi-resource-wasm` with no component beside
+//! it, it is the parameterized provider that loads any component on
+//! `Parameterize` (`pulumi package add wasm <component>`).
 
 mod cli;
 mod commands;
+mod registry;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use clap::Parser;
 use cli::{Cli, Command, EngineArgs, PluginCli, RuntimeArgs};
 use commands::{Source, load_component};
+use pulumi_wasm_host::generic::GenericProvider;
 use pulumi_wasm_host::runtime::{LoadedProvider, Runtime};
-use pulumi_wasm_host::server::{EngineLink, ServeOptions, WasmProvider, serve};
+use pulumi_wasm_host::server::{EngineLink, ProviderService, ServeOptions, WasmProvider, serve};
+use pulumi_wasm_host::store::Store;
 
 fn main() {
     if let Err(e) = run() {
@@ -30,11 +36,15 @@ fn run() -> anyhow::Result<()> {
         exe.file_name().and_then(|n| n.to_str()).and_then(|n| n.strip_prefix("pulumi-resource-")).map(str::to_owned);
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     match plugin_name {
-        Some(_) => {
+        Some(name) => {
             let cli = PluginCli::parse();
-            let (exe, component) = plugin_component()?;
             init_logging(&cli.engine);
+            let exe = std::env::current_exe().context("locating this executable")?;
             let beside = sibling(&exe, "policy.toml");
+            if name == GENERIC_PLUGIN && !sibling(&exe, "wasm").exists() {
+                return runtime.block_on(run_generic(cli.engine, cli.runtime, Some(&beside)));
+            }
+            let (_, component) = plugin_component()?;
             runtime.block_on(run_serve(move || load_component(&component), cli.engine, cli.runtime, Some(&beside)))
         }
         None => match Cli::parse().command {
@@ -42,7 +52,12 @@ fn run() -> anyhow::Result<()> {
                 init_logging(&engine);
                 runtime.block_on(run_serve(move || load_component(&component), engine, rt, None))
             }
-            Command::Pack { component, out, runtime: rt } => {
+            Command::Generic { engine, runtime: rt } => {
+                init_logging(&engine);
+                runtime.block_on(run_generic(engine, rt, None))
+            }
+            Command::Pack { component: None, out, .. } => pack_generic(&out),
+            Command::Pack { component: Some(component), out, runtime: rt, .. } => {
                 runtime.block_on(pack(load_component(&component)?, &out, &rt))
             }
             Command::Grants { component, runtime: rt } => runtime.block_on(grants(load_component(&component)?, &rt)),
@@ -61,6 +76,17 @@ fn run() -> anyhow::Result<()> {
             }),
             Command::Ls { name } => commands::ls(name.as_deref()),
             Command::Remove { package } => commands::remove(&package),
+            Command::Push { component, reference, oci, runtime: rt } => runtime.block_on(async {
+                let source = load_component(&component)?;
+                let loaded = identify(&source, &rt).await?;
+                registry::push(&source, &reference, &loaded.name, &loaded.version, &oci.options()?).await
+            }),
+            Command::Pull { reference, oci, runtime: rt } => runtime.block_on(async {
+                let (reference, pulled) = registry::pull(&reference, &oci.options()?).await?;
+                let source = Source { wasm: pulled.wasm.clone().into(), label: reference.to_string() };
+                let loaded = identify(&source, &rt).await?;
+                registry::install(&reference, &pulled, &loaded.name, &loaded.version)
+            }),
         },
     }
 }
@@ -125,6 +151,53 @@ async fn run_serve(
     Ok(())
 }
 
+/// The parameterized provider's plugin name: `pulumi package add wasm ...`.
+const GENERIC_PLUGIN: &str = "wasm";
+
+/// Serves `pulumi-resource-wasm`: no component until Parameterize.
+async fn run_generic(engine: EngineArgs, rt: RuntimeArgs, beside: Option<&Path>) -> anyhow::Result<()> {
+    let policy = rt.policy(beside)?;
+    let runtime = Runtime::new(rt.config())?;
+    let store = Store::open_default()?;
+    let (log_tx, log_rx) = tokio::sync::mpsc::channel(1024);
+    let provider = GenericProvider::new(runtime, log_tx, policy, store);
+    let version = semver::Version::parse(env!("CARGO_PKG_VERSION"))?;
+    let link = EngineLink::new(engine.engine_address);
+    let forwarder = link.spawn_log_forwarder(log_rx);
+    serve(ProviderService::with_backend(Arc::new(provider), &version, link), ServeOptions::default()).await?;
+    forwarder.abort();
+    Ok(())
+}
+
+/// `pack --generic`: a plugin folder holding `pulumi-resource-wasm`.
+fn pack_generic(out: &Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    let exe = std::env::current_exe().context("locating this executable")?;
+    let plugin = out.join(format!("pulumi-resource-{GENERIC_PLUGIN}"));
+    std::fs::copy(&exe, &plugin).with_context(|| format!("writing {}", plugin.display()))?;
+    make_executable(&plugin)?;
+    let version = env!("CARGO_PKG_VERSION");
+    println!("packed the parameterized provider {GENERIC_PLUGIN} {version} into {}", out.display());
+    println!(
+        "Pulumi.yaml:\n  plugins:\n    providers:\n      - name: {GENERIC_PLUGIN}\n        path: {}",
+        out.display()
+    );
+    println!(
+        "then: pulumi package add {GENERIC_PLUGIN} <component.wasm | name@version | oci://ref> [-- its arguments]"
+    );
+    Ok(())
+}
+
+fn make_executable(path: &Path) -> anyhow::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))?;
+    }
+    let _ = path;
+    Ok(())
+}
+
 async fn identify(source: &Source, rt: &RuntimeArgs) -> anyhow::Result<LoadedProvider> {
     let policy = rt.policy(None)?;
     let runtime = Runtime::new(rt.config())?;
@@ -143,11 +216,7 @@ async fn pack(source: Source, out: &Path, rt: &RuntimeArgs) -> anyhow::Result<()
     if let Some(policy) = &rt.policy {
         std::fs::copy(policy, sibling(&plugin, "policy.toml")).context("copying the policy")?;
     }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&plugin, std::fs::Permissions::from_mode(0o755))?;
-    }
+    make_executable(&plugin)?;
     println!("packed {name} {version} into {}", out.display());
     println!("Pulumi.yaml:\n  plugins:\n    providers:\n      - name: {name}\n        path: {}", out.display());
     Ok(())

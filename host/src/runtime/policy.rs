@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 #[derive(Debug, thiserror::Error)]
 pub enum PolicyError {
@@ -26,8 +26,9 @@ pub struct Policy {
     pub providers: BTreeMap<String, Grants>,
 }
 
-/// Grants and limits for one provider.
-#[derive(Clone, Debug, Default, Deserialize)]
+/// Grants and limits for one provider. Serializable: a parameterized
+/// provider's value pins the grants it was added with.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct Grants {
     /// Outbound HTTP allow-list: `scheme://host[:port]`, host may be `*.suffix`, port `*`.
@@ -38,11 +39,13 @@ pub struct Grants {
     pub env: Vec<String>,
     #[serde(default)]
     pub dirs: Vec<DirGrant>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_mb: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_s: Option<u64>,
 }
 
-#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct DirGrant {
     pub host: PathBuf,

@@ -1,0 +1,145 @@
+//! The parameterized provider as a [`Backend`]: Parameterize and GetSchema
+//! are its own; every other call is routed to the sub-package that owns the
+//! request's token and served by that component's pool.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::{GenericProvider, Sub, not_parameterized, param};
+use crate::runtime::bindings::{rp, types};
+use crate::runtime::{Backend, CallError, CallResult};
+
+/// Backend methods that pass the request to the pool of the sub-package
+/// owning `request.<field>`.
+macro_rules! routed {
+    ($($name:ident($ty:ty) -> $ret:ty, by $field:ident;)*) => {
+        $(
+            async fn $name(&self, timeout: Option<Duration>, req: $ty) -> CallResult<$ret> {
+                let sub = self.route(&req.$field)?;
+                sub.unit.loaded.pool.$name(timeout, req).await
+            }
+        )*
+    };
+}
+
+impl Backend for GenericProvider {
+    async fn parameterize(
+        &self,
+        _timeout: Option<Duration>,
+        req: rp::ParameterizeRequest,
+    ) -> CallResult<rp::PackageRef> {
+        let sub = match req {
+            rp::ParameterizeRequest::Args(args) => self.parameterize_args(args).await?,
+            rp::ParameterizeRequest::Value(value) => self.parameterize_value(value).await?,
+        };
+        Ok(rp::PackageRef { name: sub.name.clone(), version: sub.version.clone() })
+    }
+
+    async fn get_schema(&self, timeout: Option<Duration>, req: rp::GetSchemaRequest) -> CallResult<String> {
+        let sub = match self.schema_sub(&req)? {
+            Some(sub) => sub,
+            None => return Ok(param::base_schema()),
+        };
+        // A component that was not parameterized itself knows no sub-packages.
+        let forward = rp::GetSchemaRequest {
+            version: req.version,
+            subpackage_name: if sub.forwarded { sub.name.clone() } else { String::new() },
+            subpackage_version: if sub.forwarded { sub.version.clone() } else { String::new() },
+        };
+        let schema = sub.unit.loaded.pool.get_schema(timeout, forward).await?;
+        Ok(param::rewrite_schema(&schema, &sub.name, &sub.version, &sub.value)?)
+    }
+
+    routed! {
+        check_config(rp::CheckRequest) -> rp::CheckResponse, by type_;
+        diff_config(rp::DiffRequest) -> rp::DiffResponse, by type_;
+        invoke(rp::InvokeRequest) -> rp::InvokeResponse, by token;
+        call(rp::CallRequest) -> rp::CallResponse, by token;
+        check(rp::CheckRequest) -> rp::CheckResponse, by type_;
+        diff(rp::DiffRequest) -> rp::DiffResponse, by type_;
+        create(rp::CreateRequest) -> rp::CreateResponse, by type_;
+        read(rp::ReadRequest) -> rp::ReadResponse, by type_;
+        update(rp::UpdateRequest) -> rp::UpdateResponse, by type_;
+        delete(rp::DeleteRequest) -> (), by type_;
+        construct(rp::ConstructRequest) -> rp::ConstructResponse, by type_;
+        list(rp::ListRequest) -> rp::ListResponse, by token;
+    }
+
+    /// Configures the package the provider resource is for; an engine that
+    /// names none configures every component.
+    async fn configure(
+        &self,
+        timeout: Option<Duration>,
+        req: rp::ConfigureRequest,
+    ) -> CallResult<rp::ConfigureResponse> {
+        if !req.type_.is_empty() {
+            let sub = self.route(&req.type_)?;
+            return sub.unit.loaded.pool.configure(timeout, req).await;
+        }
+        let units = self.units();
+        let mut last = Err(not_parameterized());
+        for unit in units {
+            last = Ok(unit.loaded.pool.configure(timeout, req.clone()).await?);
+        }
+        last
+    }
+
+    async fn get_mapping(
+        &self,
+        timeout: Option<Duration>,
+        key: String,
+        provider: String,
+    ) -> CallResult<Option<rp::Mapping>> {
+        for unit in self.units() {
+            if let Some(m) = unit.loaded.pool.get_mapping(timeout, key.clone(), provider.clone()).await? {
+                return Ok(Some(m));
+            }
+        }
+        Ok(None)
+    }
+
+    async fn get_mappings(&self, timeout: Option<Duration>, key: String) -> CallResult<Vec<String>> {
+        let mut all = Vec::new();
+        for unit in self.units() {
+            all.extend(unit.loaded.pool.get_mappings(timeout, key.clone()).await?);
+        }
+        all.dedup();
+        Ok(all)
+    }
+
+    async fn cancel(&self, grace: Duration) {
+        futures::future::join_all(self.units().iter().map(|u| u.loaded.pool.cancel(grace))).await;
+    }
+}
+
+impl GenericProvider {
+    /// The sub-package a GetSchema asks for; `None` before any Parameterize.
+    fn schema_sub(&self, req: &rp::GetSchemaRequest) -> Result<Option<Arc<Sub>>, CallError> {
+        let subs = self.subs.read().expect("subs lock");
+        if subs.is_empty() {
+            return Ok(None);
+        }
+        let invalid = |m: String| CallError::Provider { error: types::Error::InvalidArgument(m), denials: Vec::new() };
+        let sub = if req.subpackage_name.is_empty() {
+            match subs.as_slice() {
+                [only] => only.clone(),
+                _ => {
+                    let names: Vec<&str> = subs.iter().map(|s| s.name.as_str()).collect();
+                    return Err(invalid(format!("several packages are served here ({}); name one", names.join(", "))));
+                }
+            }
+        } else {
+            subs.iter()
+                .find(|s| s.name == req.subpackage_name)
+                .cloned()
+                .ok_or_else(|| invalid(format!("package {} was never parameterized here", req.subpackage_name)))?
+        };
+        if !req.subpackage_version.is_empty() && req.subpackage_version != sub.version {
+            return Err(invalid(format!(
+                "package {} is served at version {}, not {}",
+                sub.name, sub.version, req.subpackage_version
+            )));
+        }
+        Ok(Some(sub))
+    }
+}
