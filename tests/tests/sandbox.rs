@@ -680,3 +680,22 @@ async fn grants_shows_declared_needs_and_what_is_missing() {
     let all = run(&["--allow-http", "http://127.0.0.1", "--allow-env", "KV_TOKEN"]);
     assert_eq!(missing(&all), "missing: (none)", "{all}");
 }
+
+#[tokio::test]
+async fn kv_imports_an_item_known_only_by_its_key() {
+    let api = KvApi::start(Some(TOKEN)).await;
+    let launch = Launch::new().policy(&kv_policy(&api), PolicyAt::Beside).env("KV_TOKEN", TOKEN);
+    let (_engine, mut p) = kv(&api, launch).await;
+    let tags = BTreeMap::from([("owner".to_string(), "ops".to_string())]);
+    api.put_direct("legacy", "made by hand", Some(tags));
+    // `pulumi import kv:index:Item legacy legacy`: a Read with the ID and no state.
+    let empty = Some(to_struct(json!({})));
+    let imported = p.client.read(read("legacy", "legacy", &empty)).await.unwrap().into_inner();
+    assert_eq!(imported.id, "legacy");
+    let expected = json!({"key": "legacy", "value": "made by hand", "tags": {"owner": "ops"}});
+    assert_eq!(from_struct(imported.properties.as_ref()), expected);
+    assert_eq!(from_struct(imported.inputs.as_ref()), expected, "every property of an item is an input");
+    // No such item: nothing to import.
+    let missing = p.client.read(read("nothing", "nothing", &empty)).await.unwrap().into_inner();
+    assert_eq!(missing.id, "");
+}

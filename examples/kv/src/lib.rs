@@ -139,6 +139,11 @@ impl Resource for KvItem {
         Ok(api(ctx)?.get(&id, ctx.timeout)?.map(|item| (id, item)))
     }
 
+    /// `pulumi import kv:index:Item name <key>`: the item is all the state there is.
+    fn import(&self, ctx: &Context, id: String) -> Result<Option<(String, Item)>> {
+        Ok(api(ctx)?.get(&id, ctx.timeout)?.map(|item| (id, item)))
+    }
+
     fn update(&self, ctx: &Context, id: &str, _olds: Item, item: Item) -> Result<Item> {
         if item.key.0 != id {
             let (old, new) = (id, &item.key.0);

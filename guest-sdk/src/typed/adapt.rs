@@ -100,6 +100,18 @@ fn preview<R: Resource>(
 }
 
 /// The entries of `m` that are among `props`.
+/// Read by ID alone: the state comes from the resource itself; the secrets
+/// are the ones the state type declares.
+fn import<R: Resource>(r: &R, ctx: &Context, id: String) -> Result<ReadResponse> {
+    let Some((id, state)) = Resource::import(r, ctx, id)? else {
+        return Ok(ReadResponse::default());
+    };
+    let mut properties = state.to_map();
+    normalize::<R::State>(&mut properties);
+    let inputs = only(&properties, &R::Inputs::properties());
+    Ok(ReadResponse { id, properties, inputs, refresh_before_update: false })
+}
+
 pub(crate) fn only(m: &PropertyMap, props: &[Property]) -> PropertyMap {
     m.iter().filter(|(k, _)| props.iter().any(|p| p.name == *k)).map(|(k, v)| (k.clone(), v.clone())).collect()
 }
@@ -131,6 +143,9 @@ impl<R: Resource> AnyResource for R {
 
     /// The returned inputs are the input properties of the refreshed state.
     fn read(&self, ctx: &Context, req: ReadRequest) -> Result<ReadResponse> {
+        if req.properties.is_empty() && req.inputs.is_empty() {
+            return import(self, ctx, req.id);
+        }
         let (state, decoded) = state::<R::State>(&req.properties)?;
         let Some((id, state)) = Resource::read(self, ctx, req.id, state)? else {
             return Ok(ReadResponse::default());

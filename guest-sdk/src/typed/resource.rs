@@ -131,6 +131,17 @@ pub trait Resource: 'static {
         Ok(Some((id, state)))
     }
 
+    /// Reads a resource known only by its ID (`pulumi import`, or a `get`
+    /// with no state): the engine's Read without properties. `None` when
+    /// nothing has that ID. Default: refused, naming this method, since
+    /// there is no state for [`Resource::read`] to start from.
+    fn import(&self, _ctx: &Context, id: String) -> Result<Option<(String, Self::State)>> {
+        Err(Error::Unimplemented(format!(
+            "{} cannot be imported (read by ID '{id}' with no state): implement Resource::import",
+            Self::TOKEN
+        )))
+    }
+
     /// Updates in place: called when the diff reports changes and no
     /// replacement. Default: an error, so a missing implementation is loud;
     /// mark inputs `replace_on_changes` if they cannot be updated in place.

@@ -63,6 +63,14 @@ impl Resource for Thing {
         Ok((format!("id-{}", state.args.name), state))
     }
 
+    /// IDs are `id-<name>`; nothing else exists.
+    fn import(&self, _ctx: &Context, id: String) -> Result<Option<(String, ThingState)>> {
+        let Some(name) = id.strip_prefix("id-") else { return Ok(None) };
+        let args = ThingArgs { name: name.into(), tags: None, size: 4, max_size: None };
+        let state = ThingState { args, arn: format!("arn:{name}"), key: "k".into(), region: "imported".into() };
+        Ok(Some((id, state)))
+    }
+
     fn update(&self, _ctx: &Context, _id: &str, olds: ThingState, news: ThingArgs) -> Result<ThingState> {
         Ok(ThingState { args: news, ..olds })
     }
@@ -396,4 +404,28 @@ fn unknown_tokens_and_configuration_errors() {
         }
         other => panic!("{other}"),
     }
+}
+
+#[test]
+fn import_reads_by_id_alone() {
+    let mut p = Typed::<Pkg>::default();
+    let read = |p: &mut Typed<Pkg>, token: &str, id: &str| {
+        p.read(ReadRequest {
+            id: id.into(),
+            urn: String::new(),
+            name: "r".into(),
+            resource_type: token.into(),
+            properties: PropertyMap::new(),
+            inputs: PropertyMap::new(),
+            timeout: 0.0,
+        })
+    };
+    let imported = read(&mut p, THING, "id-b").unwrap();
+    assert_eq!(imported.id, "id-b");
+    assert_eq!(imported.properties["arn"], Value::from("arn:b"));
+    assert_eq!(imported.properties["key"], Value::secret("k"), "the state type's secrets are marked");
+    assert_eq!(imported.inputs.keys().collect::<Vec<_>>(), ["name", "size"]);
+    assert_eq!(read(&mut p, THING, "other").unwrap().id, "", "nothing with that ID: gone");
+    let err = read(&mut p, NOTE, "note").unwrap_err();
+    assert!(matches!(&err, Error::Unimplemented(m) if m.contains("test:index:Note cannot be imported")), "{err}");
 }
