@@ -6,6 +6,7 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 use pulumi_wasm_host::runtime::{ArtifactCache, Grants, Policy, RuntimeConfig};
+use pulumi_wasm_host::server::ServeOptions;
 use pulumi_wasm_host::store::Store;
 
 #[derive(Parser)]
@@ -176,6 +177,10 @@ pub struct RuntimeArgs {
     /// Grant a directory as `HOST:GUEST[:ro]` (repeatable).
     #[arg(long, value_name = "HOST:GUEST[:ro]")]
     pub allow_dir: Vec<String>,
+    /// How often to check that the engine is still there, in milliseconds
+    /// (the host shuts down when it is gone; Pulumi's plugins check every 5 minutes).
+    #[arg(long, env = "PULUMI_WASM_ENGINE_CHECK_MS", default_value_t = 300_000, hide = true)]
+    pub engine_check_ms: u64,
 }
 
 impl RuntimeArgs {
@@ -195,6 +200,10 @@ impl RuntimeArgs {
             call_timeout: Duration::from_secs(self.call_timeout.max(1)),
             cache,
         }
+    }
+
+    pub fn serve_options(&self) -> ServeOptions {
+        ServeOptions { engine_check: Duration::from_millis(self.engine_check_ms.max(10)), ..ServeOptions::default() }
     }
 
     /// The policy: `beside` (a packed plugin's own policy file), then

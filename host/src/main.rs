@@ -19,7 +19,7 @@ use cli::{Cli, Command, EngineArgs, PluginCli, RuntimeArgs};
 use commands::{Source, load_component};
 use pulumi_wasm_host::generic::GenericProvider;
 use pulumi_wasm_host::runtime::{LoadedProvider, Runtime};
-use pulumi_wasm_host::server::{EngineLink, ProviderService, ServeOptions, WasmProvider, serve};
+use pulumi_wasm_host::server::{EngineLink, ProviderService, WasmProvider, serve};
 use pulumi_wasm_host::store::Store;
 
 fn main() {
@@ -146,7 +146,7 @@ async fn run_serve(
     );
     let link = EngineLink::new(engine.engine_address);
     let forwarder = link.spawn_log_forwarder(log_rx);
-    serve(WasmProvider::new(loaded, link), ServeOptions::default()).await?;
+    serve(WasmProvider::new(loaded, link), rt.serve_options()).await?;
     forwarder.abort();
     Ok(())
 }
@@ -164,7 +164,7 @@ async fn run_generic(engine: EngineArgs, rt: RuntimeArgs, beside: Option<&Path>)
     let version = semver::Version::parse(env!("CARGO_PKG_VERSION"))?;
     let link = EngineLink::new(engine.engine_address);
     let forwarder = link.spawn_log_forwarder(log_rx);
-    serve(ProviderService::with_backend(Arc::new(provider), &version, link), ServeOptions::default()).await?;
+    serve(ProviderService::with_backend(Arc::new(provider), &version, link), rt.serve_options()).await?;
     forwarder.abort();
     Ok(())
 }

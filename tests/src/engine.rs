@@ -62,7 +62,7 @@ impl Engine for Recorder {
 pub struct TestEngine {
     pub address: String,
     recorder: Recorder,
-    task: tokio::task::JoinHandle<()>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
 }
 
 impl TestEngine {
@@ -71,13 +71,16 @@ impl TestEngine {
         let address = listener.local_addr().expect("local addr").to_string();
         let recorder = Recorder::default();
         let service = EngineServer::new(recorder.clone());
-        let task = tokio::spawn(async move {
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        tokio::spawn(async move {
             let _ = tonic::transport::Server::builder()
                 .add_service(service)
-                .serve_with_incoming(TcpListenerStream::new(listener))
+                .serve_with_incoming_shutdown(TcpListenerStream::new(listener), async {
+                    let _ = stopped.await;
+                })
                 .await;
         });
-        TestEngine { address, recorder, task }
+        TestEngine { address, recorder, stop: Some(stop) }
     }
 
     pub fn logs(&self) -> Vec<LogRequest> {
@@ -113,8 +116,13 @@ impl TestEngine {
     }
 }
 
+/// Going away as an engine process does: the port closes and so do the
+/// connections plugins hold (a graceful stop; aborting the task would leave
+/// the connections' own tasks serving).
 impl Drop for TestEngine {
     fn drop(&mut self) {
-        self.task.abort();
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
     }
 }

@@ -55,6 +55,22 @@ async fn sigint_and_cancel_shut_down_within_the_engine_grace() {
     assert!(status.success(), "clean exit: {status:?} {}", b.stderr());
 }
 
+#[tokio::test]
+async fn a_host_whose_engine_is_gone_shuts_down() {
+    let engine = TestEngine::start().await;
+    // Checked every 200 ms instead of every 5 minutes.
+    let launch = e2e_tests::Launch::new().env("PULUMI_WASM_ENGINE_CHECK_MS", "200");
+    let mut p = Plugin::launch(&component("echo-provider"), Some(&engine.address), &launch).await.unwrap();
+    // The stand-in engine has no health service: Unimplemented counts as alive.
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert!(p.is_running(), "a live engine keeps the host up: {}", p.stderr());
+    p.client.get_plugin_info(()).await.unwrap();
+    drop(engine);
+    let status = p.wait(Duration::from_secs(10)).await.expect("exits once the engine is gone");
+    assert!(status.success(), "clean exit: {status:?} {}", p.stderr());
+    assert!(p.stderr().contains("is gone"), "{}", p.stderr());
+}
+
 /// Starts `pulumi-wasm serve <file>` and expects it to refuse the file.
 async fn refused(file: &std::path::Path) -> String {
     let out = tokio::process::Command::new(host_bin())

@@ -1,10 +1,15 @@
-//! The link back to the engine: where it listens, and forwarding guest logs
-//! to `Engine.Log`.
+//! The link back to the engine: where it listens, forwarding guest logs to
+//! `Engine.Log`, and noticing when it is gone.
 
 use pulumirpc::engine_client::EngineClient;
 use pulumirpc::{LogRequest, LogSeverity};
+use std::time::Duration;
+
 use tokio::sync::{mpsc, watch};
+use tonic::Code;
 use tonic::transport::Channel;
+use tonic_health::pb::HealthCheckRequest;
+use tonic_health::pb::health_client::HealthClient;
 
 use crate::runtime::{GuestLog, LogSeverity as Severity};
 
@@ -52,6 +57,39 @@ impl EngineLink {
                 }
             }
         })
+    }
+}
+
+impl EngineLink {
+    /// Resolves once the engine stops answering its health service, checked
+    /// every `every`, as Pulumi's own plugins do (`rpcutil.Healthcheck`), so
+    /// a host whose engine died does not linger. An engine without the
+    /// health service (`Unimplemented`) counts as alive; so does one whose
+    /// address is not known yet.
+    pub fn gone(&self, every: Duration) -> impl Future<Output = ()> + Send + 'static {
+        let addr = self.addr.subscribe();
+        async move {
+            let mut client: Option<(String, HealthClient<Channel>)> = None;
+            loop {
+                tokio::time::sleep(every).await;
+                let Some(current) = addr.borrow().clone() else { continue };
+                if client.as_ref().is_none_or(|(a, _)| *a != current) {
+                    let uri = if current.contains("://") { current.clone() } else { format!("http://{current}") };
+                    match Channel::from_shared(uri) {
+                        Ok(endpoint) => client = Some((current.clone(), HealthClient::new(endpoint.connect_lazy()))),
+                        Err(_) => continue,
+                    }
+                }
+                let Some((_, health)) = client.as_mut() else { continue };
+                match health.check(HealthCheckRequest::default()).await {
+                    Err(e) if e.code() != Code::Unimplemented => {
+                        tracing::warn!("the engine at {current} is gone ({}); shutting down", e.message());
+                        return;
+                    }
+                    _ => {}
+                }
+            }
+        }
     }
 }
 

@@ -58,6 +58,17 @@ impl<B: Backend> ProviderService<B> {
         &self.backend
     }
 
+    pub fn engine(&self) -> &EngineLink {
+        &self.engine
+    }
+
+    /// What Cancel does: calls in progress stop (interrupted after the
+    /// grace), then the server stops.
+    pub async fn shut_down(&self) {
+        self.backend.cancel(CANCEL_GRACE).await;
+        self.shutdown.send_replace(true);
+    }
+
     /// Resolves once the engine has sent `Cancel`.
     pub fn cancelled(&self) -> impl Future<Output = ()> + Send + 'static {
         let mut rx = self.shutdown.subscribe();
@@ -211,8 +222,7 @@ impl<B: Backend> ResourceProvider for ProviderService<B> {
     }
 
     async fn cancel(&self, _request: Request<()>) -> Result<Response<()>, Status> {
-        self.backend.cancel(CANCEL_GRACE).await;
-        self.shutdown.send_replace(true);
+        self.shut_down().await;
         Ok(Response::new(()))
     }
 

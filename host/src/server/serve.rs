@@ -20,11 +20,14 @@ pub struct ServeOptions {
     /// How long in-flight calls may run after a shutdown request; the engine
     /// kills plugins 5 s after SIGINT, so this stays under that.
     pub grace: Duration,
+    /// How often the engine's health is checked; the host shuts down when
+    /// the engine is gone. Pulumi's own plugins check every 5 minutes.
+    pub engine_check: Duration,
 }
 
 impl Default for ServeOptions {
     fn default() -> Self {
-        ServeOptions { grace: Duration::from_secs(3) }
+        ServeOptions { grace: Duration::from_secs(3), engine_check: Duration::from_secs(300) }
     }
 }
 
@@ -39,6 +42,14 @@ pub async fn serve<B: Backend>(provider: ProviderService<B>, options: ServeOptio
 
     let provider = Arc::new(provider);
     let cancelled = provider.cancelled();
+    let engine_gone = provider.engine().gone(options.engine_check);
+    let orphaned = {
+        let provider = provider.clone();
+        async move {
+            engine_gone.await;
+            provider.shut_down().await;
+        }
+    };
     let service = ResourceProviderServer::from_arc(provider)
         .max_decoding_message_size(MAX_MESSAGE_BYTES)
         .max_encoding_message_size(MAX_MESSAGE_BYTES);
@@ -60,6 +71,7 @@ pub async fn serve<B: Backend>(provider: ProviderService<B>, options: ServeOptio
         tokio::select! {
             _ = cancelled => tracing::info!("Cancel received; shutting down"),
             _ = interrupted => tracing::info!("signal received; shutting down"),
+            _ = orphaned => {}
         }
         let _ = stop_tx.send(());
     };
