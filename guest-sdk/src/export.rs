@@ -7,7 +7,7 @@ use std::marker::PhantomData;
 
 use crate::provider::*;
 use crate::value::PropertyMap;
-use crate::wire::{decode_map, encode_map};
+use crate::wire::{decode_map, encode_map_owned as encode_map};
 use crate::wit::exports::pulumi::provider::resource_provider as rp;
 use crate::wit::pulumi::provider::types as t;
 
@@ -56,8 +56,8 @@ fn wire_error(e: Error) -> t::Error {
         Error::MissingKeys(k) => t::Error::MissingKeys(k),
         Error::InitFailed { id, properties, inputs, reasons } => t::Error::InitFailed(t::InitFailure {
             id,
-            properties: encode_map(&properties),
-            inputs: inputs.as_ref().map(encode_map),
+            properties: encode_map(properties),
+            inputs: inputs.map(encode_map),
             reasons,
         }),
     }
@@ -82,7 +82,7 @@ fn check_req(r: rp::CheckRequest) -> Result<CheckRequest> {
 }
 
 fn check_resp(r: CheckResponse) -> rp::CheckResponse {
-    rp::CheckResponse { inputs: encode_map(&r.inputs), failures: r.failures }
+    rp::CheckResponse { inputs: encode_map(r.inputs), failures: r.failures }
 }
 
 fn diff_req(r: rp::DiffRequest) -> Result<DiffRequest> {
@@ -135,7 +135,7 @@ impl<P: Provider> rp::Guest for Adapter<P> {
     fn invoke(req: rp::InvokeRequest) -> Result<rp::InvokeResponse, t::Error> {
         run::<P, _>(|p| {
             let r = p.invoke(InvokeRequest { token: req.token, args: map(req.args)?, preview: req.preview })?;
-            Ok(rp::InvokeResponse { outputs: encode_map(&r.outputs), failures: r.failures })
+            Ok(rp::InvokeResponse { outputs: encode_map(r.outputs), failures: r.failures })
         })
     }
 
@@ -148,7 +148,7 @@ impl<P: Provider> rp::Guest for Adapter<P> {
                 deployment: req.deployment,
             })?;
             Ok(rp::CallResponse {
-                outputs: encode_map(&r.outputs),
+                outputs: encode_map(r.outputs),
                 return_dependencies: wire_deps(r.return_dependencies),
                 failures: r.failures,
             })
@@ -175,7 +175,7 @@ impl<P: Provider> rp::Guest for Adapter<P> {
             })?;
             Ok(rp::CreateResponse {
                 id: r.id,
-                properties: encode_map(&r.properties),
+                properties: encode_map(r.properties),
                 refresh_before_update: r.refresh_before_update,
             })
         })
@@ -194,8 +194,8 @@ impl<P: Provider> rp::Guest for Adapter<P> {
             })?;
             Ok(rp::ReadResponse {
                 id: r.id,
-                properties: encode_map(&r.properties),
-                inputs: encode_map(&r.inputs),
+                properties: encode_map(r.properties),
+                inputs: encode_map(r.inputs),
                 refresh_before_update: r.refresh_before_update,
             })
         })
@@ -216,7 +216,7 @@ impl<P: Provider> rp::Guest for Adapter<P> {
                 preview: req.preview,
             })?;
             Ok(rp::UpdateResponse {
-                properties: encode_map(&r.properties),
+                properties: encode_map(r.properties),
                 refresh_before_update: r.refresh_before_update,
             })
         })
@@ -259,7 +259,7 @@ impl<P: Provider> rp::Guest for Adapter<P> {
             })?;
             Ok(rp::ConstructResponse {
                 urn: r.urn,
-                state: encode_map(&r.state),
+                state: encode_map(r.state),
                 state_dependencies: wire_deps(r.state_dependencies),
             })
         })

@@ -45,12 +45,12 @@ fn run() -> anyhow::Result<()> {
                 return runtime.block_on(run_generic(cli.engine, cli.runtime, Some(&beside)));
             }
             let (_, component) = plugin_component()?;
-            runtime.block_on(run_serve(move || load_component(&component), cli.engine, cli.runtime, Some(&beside)))
+            runtime.block_on(run_serve(component, cli.engine, cli.runtime, Some(&beside)))
         }
         None => match Cli::parse().command {
             Command::Serve { component, engine, runtime: rt } => {
                 init_logging(&engine);
-                runtime.block_on(run_serve(move || load_component(&component), engine, rt, None))
+                runtime.block_on(run_serve(component, engine, rt, None))
             }
             Command::Generic { engine, runtime: rt } => {
                 init_logging(&engine);
@@ -123,20 +123,54 @@ fn init_logging(engine: &EngineArgs) {
 }
 
 async fn run_serve(
-    source: impl FnOnce() -> anyhow::Result<Source> + Send + 'static,
+    component: PathBuf,
     engine: EngineArgs,
     rt: RuntimeArgs,
     beside: Option<&Path>,
 ) -> anyhow::Result<()> {
     let _ = (engine.logtostderr, engine.logflow, &engine.tracing);
-    // Reading the component overlaps building the engine (both take a while at start-up).
-    let source = tokio::task::spawn_blocking(source);
+    let config = rt.config();
+    // A component file served before and unchanged since loads from the cache
+    // alone: a warm start neither reads, hashes nor runs it before the port
+    // line. Its record is looked up while the engine is built.
+    let known = match (&config.cache, component.is_file()) {
+        (Some(cache), true) => {
+            let (cache, file) = (cache.clone(), component.clone());
+            Some(tokio::task::spawn_blocking(move || cache.known_file(&file)))
+        }
+        _ => None,
+    };
     let policy = rt.policy(beside)?;
-    let runtime = Runtime::new(rt.config())?;
-    let source = source.await??;
+    let runtime = Runtime::new(config)?;
     let (log_tx, log_rx) = tokio::sync::mpsc::channel(1024);
-    let loaded =
-        runtime.load(source.wasm, log_tx, &policy).await.with_context(|| format!("loading {}", source.label))?;
+    let label = || format!("loading {}", component.display());
+    let known = match known {
+        Some(lookup) => match lookup.await? {
+            Some(known) => runtime.load_known(known, log_tx.clone(), &policy).await.with_context(label)?,
+            None => None,
+        },
+        None => None,
+    };
+    let loaded = match known {
+        Some(loaded) => loaded,
+        None => {
+            let file = component.clone();
+            let (source, seen) = tokio::task::spawn_blocking(move || {
+                // The file's identity before reading it: a change meanwhile shows as a new identity.
+                let seen = pulumi_wasm_host::runtime::SeenFile::stat(&file);
+                load_component(&file).map(|s| (s, seen))
+            })
+            .await??;
+            let loaded = runtime
+                .load(source.wasm, log_tx, &policy)
+                .await
+                .with_context(|| format!("loading {}", source.label))?;
+            if let Some(seen) = seen {
+                runtime.remember_file(&component, seen, &loaded);
+            }
+            loaded
+        }
+    };
     tracing::info!(
         "loaded {} {} (sha256:{}, cached: {})",
         loaded.name,

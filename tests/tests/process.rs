@@ -188,6 +188,34 @@ async fn compiled_components_are_cached_and_a_corrupt_artifact_is_rebuilt() {
 }
 
 #[tokio::test]
+async fn a_changed_component_file_is_served_anew() {
+    let engine = TestEngine::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("provider.wasm");
+    let env = [("PULUMI_WASM_CACHE_DIR".to_owned(), dir.path().join("cache").to_string_lossy().into_owned())];
+    let args = ["serve".to_owned(), file.to_string_lossy().into_owned(), engine.address.clone()];
+    let served = || async {
+        let mut p = Plugin::spawn_with(&host_bin(), &args, &env).await.unwrap();
+        let schema = p.client.get_schema(GetSchemaRequest::default()).await.unwrap().into_inner().schema;
+        let schema: serde_json::Value = serde_json::from_str(&schema).unwrap();
+        schema["name"].as_str().unwrap().to_owned()
+    };
+    std::fs::copy(component("echo-provider"), &file).unwrap();
+    // Settled, so the record of this file that the first start leaves is trusted by the next.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(served().await, "echo");
+    assert_eq!(served().await, "echo", "a warm start from the record");
+    // The same path, other bytes: whatever the record says, this file is read again.
+    std::fs::copy(component("random-provider"), &file).unwrap();
+    assert_eq!(served().await, "random");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(served().await, "random");
+    std::fs::write(&file, b"\0asm not a component").unwrap();
+    let out = std::process::Command::new(host_bin()).args(&args).envs(env.iter().cloned()).output().unwrap();
+    assert!(!out.status.success(), "a broken file is refused even after warm starts");
+}
+
+#[tokio::test]
 async fn every_rpc_reaches_the_guest() {
     let engine = TestEngine::start().await;
     let mut p = Plugin::packed(&component("echo-provider"), Some(&engine.address)).await.unwrap();

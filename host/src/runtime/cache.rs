@@ -1,16 +1,30 @@
 //! On-disk cache of precompiled components, so a warm start maps a file
-//! instead of running Cranelift again.
+//! instead of running Cranelift again; and records of the component files
+//! served, so a warm start need not even read and hash the component.
 
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
 
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
 use super::RuntimeError;
+use super::needs::Needs;
 
-/// A directory of `<sha256 of the wasm>-<engine settings hash>.cwasm` files.
+/// How long before a record was taken a file's last change must lie for the
+/// record to be trusted (see [`ArtifactCache::known_file`]). File timestamps
+/// come from the kernel's coarse clock, up to a scheduler tick (1-10 ms)
+/// behind, so a change made just after the file was hashed could carry the
+/// timestamp seen before it; a change this long after that timestamp cannot.
+const SETTLED: Duration = Duration::from_millis(100);
+/// The same where the file system keeps whole seconds (ext3: 1 s, FAT: 2 s).
+const SETTLED_COARSE: Duration = Duration::from_secs(2);
+
+/// A directory of `<sha256 of the wasm>-<engine settings hash>.cwasm` files,
+/// and `files/<sha256 of a path>.json` records of the component files served.
 /// Only files this host wrote are ever loaded from it.
 #[derive(Clone, Debug)]
 pub struct ArtifactCache {
@@ -45,18 +59,31 @@ impl ArtifactCache {
         self.dir.join(format!("{digest}-{:016x}.cwasm", h.finish()))
     }
 
+    /// The cached artifact of the component whose SHA-256 is `digest`, if
+    /// there is a readable one. Blocking.
+    pub fn open(&self, engine: &Engine, digest: &str) -> Option<Component> {
+        let path = self.path_for(engine, digest);
+        if !path.is_file() {
+            return None;
+        }
+        // SAFETY: the file was written by `store` below from `precompile_component`
+        // of this engine configuration (the name carries both hashes).
+        match unsafe { Component::deserialize_file(engine, &path) } {
+            Ok(c) => Some(c),
+            Err(e) => {
+                tracing::warn!("discarding unreadable artifact {}: {e}", path.display());
+                None
+            }
+        }
+    }
+
     /// Loads the component whose SHA-256 is `digest` from the cache,
     /// compiling and storing it on a miss. Blocking: call from a blocking thread.
     pub fn load(&self, engine: &Engine, wasm: &[u8], digest: &str) -> Result<(Component, bool), RuntimeError> {
-        let path = self.path_for(engine, digest);
-        if path.is_file() {
-            // SAFETY: the file was written by `store` below from `precompile_component`
-            // of this engine configuration (the name carries both hashes).
-            match unsafe { Component::deserialize_file(engine, &path) } {
-                Ok(c) => return Ok((c, true)),
-                Err(e) => tracing::warn!("discarding unreadable artifact {}: {e}", path.display()),
-            }
+        if let Some(c) = self.open(engine, digest) {
+            return Ok((c, true));
         }
+        let path = self.path_for(engine, digest);
         let artifact = engine.precompile_component(wasm).map_err(|e| RuntimeError::NotAComponent(format!("{e:#}")))?;
         if let Err(e) = self.store(&path, &artifact) {
             tracing::warn!("could not cache {}: {e}", path.display());
@@ -65,6 +92,60 @@ impl ArtifactCache {
         let component =
             unsafe { Component::deserialize(engine, &artifact) }.map_err(|e| RuntimeError::Cache(format!("{e:#}")))?;
         Ok((component, false))
+    }
+
+    /// What the component file at `path` was when it was last served, if the
+    /// file has not changed since (for [`super::Runtime::load_known`]). Blocking.
+    ///
+    /// This is what lets a warm start skip reading, hashing and running the
+    /// component, and it stays safe: the record only maps a file identity to
+    /// a digest, and the artifact loaded for that digest is still one this host
+    /// compiled from bytes with that digest. The identity includes the inode
+    /// change time (ctime), which the kernel sets on every write, truncation,
+    /// rename or `utimes` and which unprivileged code cannot set back; and a
+    /// record is trusted only if the file's last change was [`SETTLED`] (on
+    /// file systems with whole-second times [`SETTLED_COARSE`]) before the
+    /// record's stat, so a write in the same timestamp tick as the hash (the
+    /// "racy clean" case) is re-hashed. Whoever can write this directory
+    /// can already replace the artifacts themselves, so the record adds no
+    /// new trust.
+    pub fn known_file(&self, path: &Path) -> Option<KnownFile> {
+        let record = std::fs::read(self.record_path(path)?).ok()?;
+        let known: KnownFile = serde_json::from_slice(&record).ok()?;
+        let now = FileIdentity::of(&std::fs::metadata(path).ok()?)?;
+        (known.identity == now && known.identity.settled_before(known.checked_at_ns)).then_some(known)
+    }
+
+    /// Records what the file at `path`, as it was at `seen`, turned out to
+    /// be. Best effort: a failure only means the next start hashes again.
+    pub fn remember_file(&self, path: &Path, seen: &SeenFile, known: KnownFacts) {
+        let Some(record) = self.record_path(path) else { return };
+        let known = KnownFile {
+            identity: seen.identity.clone(),
+            checked_at_ns: seen.checked_at_ns,
+            digest: known.digest,
+            name: known.name,
+            version: known.version,
+            needs: known.needs,
+        };
+        let write = || -> std::io::Result<()> {
+            let dir = record.parent().expect("records live in a directory");
+            std::fs::create_dir_all(dir)?;
+            let tmp = tempfile_in(dir)?;
+            std::fs::write(&tmp, serde_json::to_vec(&known)?)?;
+            std::fs::rename(&tmp, &record).inspect_err(|_| {
+                let _ = std::fs::remove_file(&tmp);
+            })
+        };
+        if let Err(e) = write() {
+            tracing::debug!("could not record {}: {e}", record.display());
+        }
+    }
+
+    /// `files/<sha256 of the absolute path>.json`.
+    fn record_path(&self, path: &Path) -> Option<PathBuf> {
+        let abs = std::path::absolute(path).ok()?;
+        Some(self.dir.join("files").join(format!("{}.json", digest(abs.as_os_str().as_encoded_bytes()))))
     }
 
     /// Writes atomically: a temporary file in the same directory, then rename.
@@ -87,4 +168,115 @@ fn tempfile_in(dir: &Path) -> std::io::Result<PathBuf> {
 /// Lower-case hex SHA-256.
 pub fn digest(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
+}
+
+/// Which file, and which version of it: changes whenever the content can have.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileIdentity {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime_ns: i64,
+    ctime_ns: i64,
+}
+
+impl FileIdentity {
+    #[cfg(unix)]
+    fn of(meta: &std::fs::Metadata) -> Option<FileIdentity> {
+        use std::os::unix::fs::MetadataExt;
+        let ns = |s: i64, n: i64| s.saturating_mul(1_000_000_000).saturating_add(n);
+        meta.is_file().then(|| FileIdentity {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            size: meta.size(),
+            mtime_ns: ns(meta.mtime(), meta.mtime_nsec()),
+            ctime_ns: ns(meta.ctime(), meta.ctime_nsec()),
+        })
+    }
+
+    /// Without a change time the identity proves nothing: never recorded.
+    #[cfg(not(unix))]
+    fn of(_meta: &std::fs::Metadata) -> Option<FileIdentity> {
+        None
+    }
+
+    fn settled_before(&self, checked_at_ns: i64) -> bool {
+        // The change time detects changes, so its granularity sets the margin.
+        let whole_seconds = self.ctime_ns % 1_000_000_000 == 0;
+        let settled = if whole_seconds { SETTLED_COARSE } else { SETTLED }.as_nanos() as i64;
+        self.ctime_ns.max(self.mtime_ns).saturating_add(settled) < checked_at_ns
+    }
+}
+
+/// A file's identity taken before reading it, to record once it has loaded.
+#[derive(Clone, Debug)]
+pub struct SeenFile {
+    identity: FileIdentity,
+    checked_at_ns: i64,
+}
+
+impl SeenFile {
+    /// Blocking. `None` if the platform gives no change time.
+    pub fn stat(path: &Path) -> Option<SeenFile> {
+        // The clock is read before the stat, so a change racing the read is seen as recent.
+        let checked_at_ns = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).ok()?.as_nanos() as i64;
+        Some(SeenFile { identity: FileIdentity::of(&std::fs::metadata(path).ok()?)?, checked_at_ns })
+    }
+}
+
+/// What loading a component found out, as recorded for its file.
+#[derive(Clone, Debug)]
+pub struct KnownFacts {
+    pub digest: String,
+    pub name: String,
+    pub version: String,
+    pub needs: Needs,
+}
+
+/// The record of a served component file.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct KnownFile {
+    identity: FileIdentity,
+    checked_at_ns: i64,
+    pub digest: String,
+    pub name: String,
+    pub version: String,
+    pub needs: Needs,
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    fn facts(digest: &str) -> KnownFacts {
+        KnownFacts { digest: digest.into(), name: "p".into(), version: "1.0.0".into(), needs: Needs::default() }
+    }
+
+    #[test]
+    fn a_file_record_is_trusted_only_while_the_file_is_unchanged_and_settled() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = ArtifactCache::new(dir.path().join("cache"));
+        let file = dir.path().join("c.wasm");
+        std::fs::write(&file, b"first").unwrap();
+
+        // Hashed within a millisecond of its last change: a later write could share its timestamps.
+        let seen = SeenFile::stat(&file).unwrap();
+        let racy = SeenFile { checked_at_ns: seen.identity.ctime_ns + 1_000_000, ..seen.clone() };
+        cache.remember_file(&file, &racy, facts("d1"));
+        assert!(cache.known_file(&file).is_none(), "a file changed just before its record is not trusted");
+
+        // As if recorded well after the file's last change.
+        let settled = SeenFile { checked_at_ns: seen.identity.ctime_ns + 2 * SETTLED_COARSE.as_nanos() as i64, ..seen };
+        cache.remember_file(&file, &settled, facts("d1"));
+        assert_eq!(cache.known_file(&file).unwrap().digest, "d1");
+
+        // Same size, new content and timestamps: the record no longer applies.
+        std::fs::write(&file, b"other").unwrap();
+        let f = std::fs::File::options().write(true).open(&file).unwrap();
+        f.set_modified(SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000)).unwrap();
+        assert!(cache.known_file(&file).is_none(), "a changed file is hashed again");
+
+        // Another file is another record.
+        assert!(cache.known_file(&dir.path().join("missing.wasm")).is_none());
+    }
 }

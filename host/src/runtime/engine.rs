@@ -1,6 +1,7 @@
 //! One wasmtime engine per process: compile once, pre-instantiate, pool.
 
-use std::sync::Arc;
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use tokio::sync::mpsc;
@@ -9,7 +10,7 @@ use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConf
 
 use super::RuntimeError;
 use super::bindings::latest::{Provider, ProviderPre};
-use super::cache::{ArtifactCache, digest};
+use super::cache::{ArtifactCache, KnownFacts, KnownFile, SeenFile, digest};
 use super::needs::Needs;
 use super::policy::Policy;
 use super::pool::Pool;
@@ -47,7 +48,12 @@ impl Default for RuntimeConfig {
 
 pub struct Runtime {
     engine: Engine,
-    linker: Linker<HostState>,
+    /// Built on first use, so that a start maps the component's artifact on
+    /// another thread meanwhile.
+    linker: OnceLock<Result<Linker<HostState>, String>>,
+    /// The epoch thread starts with the first instance: nothing before needs
+    /// it, and a thread less to create shortens the start.
+    ticker: std::sync::Once,
     pub(super) config: RuntimeConfig,
 }
 
@@ -67,13 +73,26 @@ pub struct LoadedProvider {
 impl Runtime {
     pub fn new(config: RuntimeConfig) -> Result<Arc<Self>, RuntimeError> {
         let engine = build_engine(&config).map_err(|e| RuntimeError::Engine(format!("{e:#}")))?;
-        let mut linker = Linker::new(&engine);
-        wasmtime_wasi::p2::add_to_linker_async(&mut linker)
-            .and_then(|_| wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker))
-            .and_then(|_| Provider::add_to_linker::<_, HasSelf<HostState>>(&mut linker, |s| s))
-            .map_err(|e| RuntimeError::Engine(format!("{e:#}")))?;
-        spawn_epoch_ticker(&engine);
-        Ok(Arc::new(Runtime { engine, linker, config }))
+        Ok(Arc::new(Runtime { engine, linker: OnceLock::new(), ticker: std::sync::Once::new(), config }))
+    }
+
+    /// The engine, its epoch advancing (deadlines and yields need it).
+    pub(super) fn running_engine(&self) -> &Engine {
+        self.ticker.call_once(|| spawn_epoch_ticker(&self.engine));
+        &self.engine
+    }
+
+    /// The host's imports (WASI, HTTP, the provider world), built once.
+    fn linker(&self) -> Result<&Linker<HostState>, RuntimeError> {
+        let built = self.linker.get_or_init(|| {
+            let mut linker = Linker::new(&self.engine);
+            wasmtime_wasi::p2::add_to_linker_async(&mut linker)
+                .and_then(|_| wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker))
+                .and_then(|_| Provider::add_to_linker::<_, HasSelf<HostState>>(&mut linker, |s| s))
+                .map(|_| linker)
+                .map_err(|e| format!("{e:#}"))
+        });
+        built.as_ref().map_err(|e| RuntimeError::Engine(e.clone()))
     }
 
     pub fn engine(&self) -> &Engine {
@@ -104,9 +123,12 @@ impl Runtime {
                 (Component::new(&self.engine, wasm).map_err(|e| RuntimeError::NotAComponent(format!("{e:#}")))?, false)
             }
         };
-        let pre = self.linker.instantiate_pre(&component).map_err(|e| RuntimeError::WrongWorld(format!("{e:#}")))?;
-        let pre = ProviderPre::new(pre).map_err(|e| RuntimeError::WrongWorld(format!("{e:#}")))?;
-        Ok((pre, hit))
+        Ok((self.link(&component)?, hit))
+    }
+
+    fn link(&self, component: &Component) -> Result<ProviderPre<HostState>, RuntimeError> {
+        let pre = self.linker()?.instantiate_pre(component).map_err(|e| RuntimeError::WrongWorld(format!("{e:#}")))?;
+        ProviderPre::new(pre).map_err(|e| RuntimeError::WrongWorld(format!("{e:#}")))
     }
 
     /// Prepares a component off the async runtime, starts its pool, reads its
@@ -124,7 +146,8 @@ impl Runtime {
             let digest = digest(&bytes);
             this.prepare(&bytes, &digest).map(|(pre, hit)| (pre, hit, digest))
         });
-        // Meanwhile: what the component declares it needs (advice only).
+        // Meanwhile: the linker, and what the component declares it needs (advice only).
+        self.linker()?;
         let needs = Needs::read(&wasm).unwrap_or_else(|e| {
             tracing::warn!("ignoring the component's needs declaration: {e}");
             Needs::default()
@@ -143,6 +166,60 @@ impl Runtime {
         validate_package_name(&info.name)?;
         pool.set_sandbox(Sandbox::new(&info.name, policy.for_provider(&info.name), &self.config)?);
         Ok(LoadedProvider { pool, name: info.name, version, digest, cache_hit, needs })
+    }
+
+    /// Loads a component from the cache alone, as `known` (from
+    /// [`ArtifactCache::known_file`]) records it: the file this host served
+    /// before, unchanged since. Neither reads, hashes nor runs the component;
+    /// the name, version and needs are those recorded. `None` when its
+    /// artifact is gone or unreadable: load the file with [`Runtime::load`]
+    /// then (and [`Runtime::remember_file`] it).
+    pub async fn load_known(
+        self: &Arc<Self>,
+        known: KnownFile,
+        logs: mpsc::Sender<GuestLog>,
+        policy: &Policy,
+    ) -> Result<Option<LoadedProvider>, RuntimeError> {
+        let Some(cache) = self.config.cache.clone() else { return Ok(None) };
+        let this = self.clone();
+        let digest = known.digest.clone();
+        let artifact = tokio::task::spawn_blocking(move || cache.open(&this.engine, &digest));
+        // The linker is built while the artifact is mapped.
+        self.linker()?;
+        let Some(component) = artifact.await.map_err(|e| RuntimeError::Engine(e.to_string()))? else {
+            return Ok(None);
+        };
+        let pre = self.link(&component)?;
+        let version = semver::Version::parse(&known.version)
+            .map_err(|e| RuntimeError::BadPluginInfo(format!("version '{}': {e}", known.version)))?;
+        validate_package_name(&known.name)?;
+        let pool = Arc::new(Pool::new(self.clone(), pre, logs));
+        pool.set_sandbox(Sandbox::new(&known.name, policy.for_provider(&known.name), &self.config)?);
+        Ok(Some(LoadedProvider {
+            pool,
+            name: known.name,
+            version,
+            digest: known.digest,
+            cache_hit: true,
+            needs: known.needs,
+        }))
+    }
+
+    /// Records what the file at `path`, as `seen` before it was read, loaded
+    /// as, for [`ArtifactCache::known_file`] and [`Runtime::load_known`].
+    /// Best effort, written on a blocking thread (call within the async
+    /// runtime) so it delays nothing.
+    pub fn remember_file(&self, path: &Path, seen: SeenFile, loaded: &LoadedProvider) {
+        if let Some(cache) = self.config.cache.clone() {
+            let facts = KnownFacts {
+                digest: loaded.digest.clone(),
+                name: loaded.name.clone(),
+                version: loaded.version.to_string(),
+                needs: loaded.needs.clone(),
+            };
+            let path = path.to_owned();
+            tokio::task::spawn_blocking(move || cache.remember_file(&path, &seen, facts));
+        }
     }
 }
 

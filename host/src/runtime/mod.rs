@@ -14,7 +14,7 @@ mod sandbox;
 mod state;
 
 pub use backend::{Backend, CallError, CallResult};
-pub use cache::ArtifactCache;
+pub use cache::{ArtifactCache, KnownFile, SeenFile};
 pub use engine::{LoadedProvider, Runtime, RuntimeConfig};
 pub use http::is_public;
 pub use needs::Needs;

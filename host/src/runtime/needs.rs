@@ -3,7 +3,7 @@
 //! grants nothing; it lets `grants` show the needs and errors name the grant
 //! the user still has to add.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use wasmparser::{Parser, Payload};
 
 use super::policy::{Grants, HttpGrant};
@@ -12,7 +12,7 @@ const SECTION: &str = "pulumi-wasm-needs";
 /// A declaration larger than this is ignored (it is only advice).
 const MAX_SECTION: usize = 64 * 1024;
 
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(default)]
 pub struct Needs {
     pub http: Vec<String>,

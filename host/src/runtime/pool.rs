@@ -101,7 +101,7 @@ impl Pool {
 
     async fn instantiate(&self, sandbox: &Sandbox) -> Result<Instance, RuntimeError> {
         let state = HostState::new(sandbox, self.logs.clone(), self.queued_logs.clone(), self.cancel.flag.clone());
-        let mut store = Store::new(self.runtime.engine(), state);
+        let mut store = Store::new(self.runtime.running_engine(), state);
         store.limiter(|s| &mut s.limits);
         // Start-up code runs during instantiation, so it gets a deadline too.
         self.arm_deadline(&mut store, sandbox.timeout);
