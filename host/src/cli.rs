@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
-use pulumi_wasm_host::runtime::{ArtifactCache, Grants, Policy, RuntimeConfig};
+use pulumi_wasm_host::runtime::{ArtifactCache, GrantFlags, Policy, RuntimeConfig};
 use pulumi_wasm_host::server::ServeOptions;
 use pulumi_wasm_host::store::Store;
 
@@ -168,15 +168,8 @@ pub struct RuntimeArgs {
     /// The sandbox policy file (TOML; see the README).
     #[arg(long, env = "PULUMI_WASM_POLICY")]
     pub policy: Option<PathBuf>,
-    /// Grant outbound HTTP to `scheme://host[:port]` (repeatable).
-    #[arg(long, value_name = "URL")]
-    pub allow_http: Vec<String>,
-    /// Grant reading a host environment variable (repeatable).
-    #[arg(long, value_name = "NAME")]
-    pub allow_env: Vec<String>,
-    /// Grant a directory as `HOST:GUEST[:ro]` (repeatable).
-    #[arg(long, value_name = "HOST:GUEST[:ro]")]
-    pub allow_dir: Vec<String>,
+    #[command(flatten)]
+    pub grants: GrantFlags,
     /// How often to check that the engine is still there, in milliseconds
     /// (the host shuts down when it is gone; Pulumi's plugins check every 5 minutes).
     #[arg(long, env = "PULUMI_WASM_ENGINE_CHECK_MS", default_value_t = 300_000, hide = true)]
@@ -217,14 +210,7 @@ impl RuntimeArgs {
                 policy.providers.entry(name).or_default().merge(grants);
             }
         }
-        let flags = Grants {
-            http: self.allow_http.clone(),
-            env: self.allow_env.clone(),
-            dirs: self.allow_dir.iter().map(|d| Grants::parse_dir_flag(d)).collect::<Result<_, _>>()?,
-            memory_mb: None,
-            timeout_s: None,
-        };
-        flags.validate().context("in the --allow-* flags")?;
+        let flags = self.grants.grants().context("in the --allow-* flags")?;
         policy.defaults.merge(flags);
         Ok(policy)
     }

@@ -121,7 +121,7 @@ impl GenericProvider {
 
     async fn parameterize_args(&self, args: Vec<String>) -> Result<Arc<Sub>, GenericError> {
         let form = ArgsForm::parse(&args)?;
-        let flags = form.grants()?;
+        let flags = form.grants.grants()?;
         let mut units = self.units.lock().await;
         let fetched = source::fetch(&form.source, &self.store).await?;
         source::cache(fetched.wasm.clone(), &self.store).await;

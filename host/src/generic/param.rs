@@ -9,7 +9,7 @@ use clap::Parser;
 use serde::{Deserialize, Serialize};
 
 use super::GenericError;
-use crate::runtime::Grants;
+use crate::runtime::{GrantFlags, Grants};
 
 /// The base provider named in every schema this host rewrites.
 pub const BASE_NAME: &str = "wasm";
@@ -21,15 +21,8 @@ pub const BASE_VERSION: &str = env!("CARGO_PKG_VERSION");
 #[derive(Parser, Debug)]
 #[command(name = "pulumi package add wasm", no_binary_name = true, disable_help_flag = true)]
 pub struct ArgsForm {
-    /// Grant outbound HTTP to `scheme://host[:port]` (repeatable).
-    #[arg(long, value_name = "URL")]
-    pub allow_http: Vec<String>,
-    /// Grant reading a host environment variable (repeatable).
-    #[arg(long, value_name = "NAME")]
-    pub allow_env: Vec<String>,
-    /// Grant a directory as `HOST:GUEST[:ro]` (repeatable).
-    #[arg(long, value_name = "HOST:GUEST[:ro]")]
-    pub allow_dir: Vec<String>,
+    #[command(flatten)]
+    pub grants: GrantFlags,
     /// A .wasm path, NAME[@SEMVER-REQ] from the store, or oci://REGISTRY/REPO[:TAG|@DIGEST].
     pub source: String,
     /// The component's own parameters (after `--`).
@@ -50,18 +43,6 @@ impl ArgsForm {
             form.guest.remove(0);
         }
         Ok(form)
-    }
-
-    pub fn grants(&self) -> Result<Grants, GenericError> {
-        let grants = Grants {
-            http: self.allow_http.clone(),
-            env: self.allow_env.clone(),
-            dirs: self.allow_dir.iter().map(|d| Grants::parse_dir_flag(d)).collect::<Result<_, _>>()?,
-            memory_mb: None,
-            timeout_s: None,
-        };
-        grants.validate()?;
-        Ok(grants)
     }
 }
 

@@ -18,7 +18,7 @@ pub use cache::{ArtifactCache, KnownFile, SeenFile};
 pub use engine::{LoadedProvider, Runtime, RuntimeConfig};
 pub use http::is_public;
 pub use needs::Needs;
-pub use policy::{Grants, Policy};
+pub use policy::{GrantFlags, Grants, Policy};
 pub use pool::{Lease, Pool, SetupCall};
 pub use sandbox::Sandbox;
 pub use state::{GuestLog, LogSeverity, PartialState};

@@ -54,6 +54,35 @@ pub struct DirGrant {
     pub read_only: bool,
 }
 
+/// The grant flags, as the CLI and `pulumi package add wasm` take them.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct GrantFlags {
+    /// Grant outbound HTTP to `scheme://host[:port]` (repeatable).
+    #[arg(long, value_name = "URL")]
+    pub allow_http: Vec<String>,
+    /// Grant reading a host environment variable (repeatable).
+    #[arg(long, value_name = "NAME")]
+    pub allow_env: Vec<String>,
+    /// Grant a directory as `HOST:GUEST[:ro]` (repeatable).
+    #[arg(long, value_name = "HOST:GUEST[:ro]")]
+    pub allow_dir: Vec<String>,
+}
+
+impl GrantFlags {
+    /// The flags as grants, validated.
+    pub fn grants(&self) -> Result<Grants, PolicyError> {
+        let grants = Grants {
+            http: self.allow_http.clone(),
+            env: self.allow_env.clone(),
+            dirs: self.allow_dir.iter().map(|d| Grants::parse_dir_flag(d)).collect::<Result<_, _>>()?,
+            memory_mb: None,
+            timeout_s: None,
+        };
+        grants.validate()?;
+        Ok(grants)
+    }
+}
+
 impl Policy {
     pub fn load(path: &Path) -> Result<Policy, PolicyError> {
         let text = std::fs::read_to_string(path).map_err(|source| PolicyError::Read { path: path.into(), source })?;
