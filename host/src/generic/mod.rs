@@ -124,7 +124,9 @@ impl GenericProvider {
         let flags = form.grants.grants()?;
         let mut units = self.units.lock().await;
         let fetched = source::fetch(&form.source, &self.store).await?;
-        source::cache(fetched.wasm.clone(), &self.store).await;
+        if !fetched.in_store {
+            source::cache(fetched.wasm.clone(), &self.store).await;
+        }
         // The grants: the user's policy for the component's own name, plus the flags.
         let mut policy = self.policy.clone();
         policy.defaults.merge(flags);

@@ -18,5 +18,6 @@ pub async fn pull(reference: &str, store: &Store) -> Result<Fetched, GenericErro
         wasm: pulled.wasm.into(),
         digest: pulled.digest,
         source: format!("oci://{}", parsed.pinned(&pulled.manifest_digest)),
+        in_store: pulled.cached,
     })
 }

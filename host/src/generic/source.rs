@@ -17,6 +17,8 @@ pub struct Fetched {
     /// The source to record: an absolute path, `name@=version`, or an OCI
     /// reference pinned by digest.
     pub source: String,
+    /// The bytes came from the store's blobs, so there is nothing to keep.
+    pub in_store: bool,
 }
 
 enum Kind {
@@ -53,7 +55,7 @@ pub async fn fetch(source: &str, store: &Store) -> Result<Fetched, GenericError>
             .await?;
             let (wasm, path) = wasm;
             let digest = store::digest(&wasm);
-            Ok(Fetched { wasm: wasm.into(), digest, source: path.display().to_string() })
+            Ok(Fetched { wasm: wasm.into(), digest, source: path.display().to_string(), in_store: false })
         }
         Kind::Store(spec) => {
             let store = store.clone();
@@ -64,6 +66,7 @@ pub async fn fetch(source: &str, store: &Store) -> Result<Fetched, GenericError>
                     wasm: wasm.into(),
                     digest: entry.digest,
                     source: format!("{}@={}", entry.name, entry.version),
+                    in_store: true,
                 })
             })
             .await
@@ -82,7 +85,9 @@ pub async fn fetch_pinned(pinned: &Pinned, store: &Store) -> Result<Fetched, Gen
         blocking(move || Ok(store.read_blob(&hex))).await?
     };
     let fetched = match cached {
-        Ok(wasm) => Fetched { digest: store::digest(&wasm), wasm: wasm.into(), source: pinned.source.clone() },
+        Ok(wasm) => {
+            Fetched { digest: store::digest(&wasm), wasm: wasm.into(), source: pinned.source.clone(), in_store: true }
+        }
         Err(e) => {
             tracing::debug!("sha256:{hex} is not in the store ({e}); fetching {}", pinned.source);
             fetch(&pinned.source, store).await.map_err(|e| {
