@@ -7,7 +7,6 @@ use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 use pulumi_wasm_host::runtime::{ArtifactCache, GrantFlags, Policy, RuntimeConfig};
 use pulumi_wasm_host::server::ServeOptions;
-use pulumi_wasm_host::store::Store;
 
 #[derive(Parser)]
 #[command(name = "pulumi-wasm", version, about = "Serve WebAssembly-component Pulumi providers")]
@@ -181,11 +180,8 @@ impl RuntimeArgs {
         let cache = if self.no_cache {
             None
         } else {
-            // Beside the store, so removing a component removes its artifacts.
-            self.cache_dir
-                .clone()
-                .or_else(|| Store::default_dir().map(|s| Store::new(s).artifact_dir()))
-                .map(ArtifactCache::new)
+            // The library's default (beside the store), so `RuntimeConfig::default()` caches where we do.
+            self.cache_dir.clone().or_else(ArtifactCache::default_dir).map(ArtifactCache::new)
         };
         RuntimeConfig {
             max_instances: self.max_instances.clamp(1, 256),

@@ -13,8 +13,12 @@
 //! `name@requirement` lookup (used by the CLI; `server` and `runtime` do not
 //! depend on it); [`oci`]: push and pull components to and from OCI
 //! registries (Wasm artifact layout, digest-verified; uses `store` only).
+//!
+//! Below them all, `dirs`: the default store and artifact-cache directories,
+//! shared by `store` and `runtime` so that neither depends on the other.
 
 pub mod convert;
+mod dirs;
 pub mod generic;
 pub mod oci;
 pub mod runtime;

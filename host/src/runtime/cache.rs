@@ -36,15 +36,11 @@ impl ArtifactCache {
         ArtifactCache { dir: dir.into() }
     }
 
-    /// `$PULUMI_WASM_CACHE_DIR`, else `$XDG_CACHE_HOME/pulumi-wasm`, else `~/.cache/pulumi-wasm`.
+    /// `$PULUMI_WASM_CACHE_DIR`, else `artifacts/` in the default provider
+    /// store (as `Store::default_dir`): the default of both the CLI and
+    /// [`super::RuntimeConfig::default`].
     pub fn default_dir() -> Option<PathBuf> {
-        if let Some(d) = std::env::var_os("PULUMI_WASM_CACHE_DIR") {
-            return Some(PathBuf::from(d));
-        }
-        let base = std::env::var_os("XDG_CACHE_HOME")
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
-        Some(base.join("pulumi-wasm"))
+        crate::dirs::cache_dir()
     }
 
     pub fn dir(&self) -> &Path {
@@ -250,6 +246,16 @@ mod tests {
 
     fn facts(digest: &str) -> KnownFacts {
         KnownFacts { digest: digest.into(), name: "p".into(), version: "1.0.0".into(), needs: Needs::default() }
+    }
+
+    #[test]
+    fn the_library_default_cache_is_the_clis() {
+        let dir = crate::runtime::RuntimeConfig::default().cache.map(|c| c.dir().to_owned());
+        assert_eq!(dir, ArtifactCache::default_dir());
+        if std::env::var_os("PULUMI_WASM_CACHE_DIR").is_none() {
+            let store = crate::dirs::store_dir().map(|root| crate::dirs::artifact_dir(&root));
+            assert_eq!(dir, store, "beside the store");
+        }
     }
 
     #[test]

@@ -120,7 +120,7 @@ impl Store {
     /// `$PULUMI_WASM_STORE`, else `$XDG_DATA_HOME/pulumi-wasm/store`, else
     /// `~/.local/share/pulumi-wasm/store`.
     pub fn default_dir() -> Option<PathBuf> {
-        default_dir_from(|name| std::env::var_os(name))
+        crate::dirs::store_dir()
     }
 
     /// The store at [`Store::default_dir`].
@@ -323,8 +323,9 @@ impl Store {
     /// Where precompiled artifacts of the stored components are cached:
     /// `<digest>-<engine settings hash>.cwasm`, written and keyed by the
     /// runtime's artifact cache (a new engine or wasmtime gives a new name).
+    /// Also the runtime's default cache when the store is the default one.
     pub fn artifact_dir(&self) -> PathBuf {
-        self.root.join("artifacts")
+        crate::dirs::artifact_dir(&self.root)
     }
 
     fn delete_blob(&self, digest: &str) -> Result<bool, StoreError> {
@@ -408,15 +409,6 @@ impl Store {
         file.lock().map_err(io_err("locking", &path))?;
         Ok(file)
     }
-}
-
-fn default_dir_from(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> Option<PathBuf> {
-    let var = |name| var(name).filter(|v| !v.is_empty()).map(PathBuf::from);
-    if let Some(d) = var("PULUMI_WASM_STORE") {
-        return Some(d);
-    }
-    let base = var("XDG_DATA_HOME").or_else(|| var("HOME").map(|h| h.join(".local").join("share")))?;
-    Some(base.join("pulumi-wasm").join("store"))
 }
 
 /// Only lower-case hex SHA-256 digests name blobs (nothing else reaches a path).

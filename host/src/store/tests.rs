@@ -251,24 +251,6 @@ fn utc_formats_rfc3339() {
 }
 
 #[test]
-fn default_dir_honours_the_environment() {
-    let dir = |vars: &[(&str, &str)]| {
-        let vars: Vec<(String, String)> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        default_dir_from(|name| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.into()))
-    };
-    let all = [("PULUMI_WASM_STORE", "/s"), ("XDG_DATA_HOME", "/x"), ("HOME", "/h")];
-    assert_eq!(dir(&all), Some("/s".into()));
-    assert_eq!(dir(&all[1..]), Some("/x/pulumi-wasm/store".into()));
-    assert_eq!(dir(&all[2..]), Some("/h/.local/share/pulumi-wasm/store".into()));
-    assert_eq!(
-        dir(&[("PULUMI_WASM_STORE", ""), ("XDG_DATA_HOME", ""), ("HOME", "/h")]),
-        dir(&all[2..]),
-        "empty is unset"
-    );
-    assert_eq!(dir(&[]), None);
-}
-
-#[test]
 fn put_blob_and_read_blob_round_trip_without_an_index_entry() {
     let (_dir, store) = store_with(&[]);
     let wasm = bytes("pulled", "1.0.0");

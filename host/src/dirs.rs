@@ -1,0 +1,82 @@
+//! Default directories: the provider store's root and the compiled-artifact
+//! cache inside it.
+//!
+//! A leaf module (it uses nothing else of this crate) because `store` and
+//! `runtime` each need these defaults and neither may depend on the other:
+//! the store's layout and the runtime's default cache both come from here,
+//! so a library user gets the same cache as the CLI, beside the store, where
+//! removing a component removes its artifacts.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+/// `$PULUMI_WASM_STORE`, else `$XDG_DATA_HOME/pulumi-wasm/store`, else
+/// `~/.local/share/pulumi-wasm/store`.
+pub(crate) fn store_dir() -> Option<PathBuf> {
+    store_dir_from(|name| std::env::var_os(name))
+}
+
+/// `$PULUMI_WASM_CACHE_DIR`, else `artifacts/` in the store ([`store_dir`]).
+pub(crate) fn cache_dir() -> Option<PathBuf> {
+    cache_dir_from(|name| std::env::var_os(name))
+}
+
+/// Where a store rooted at `root` keeps its components' compiled artifacts.
+pub(crate) fn artifact_dir(root: &Path) -> PathBuf {
+    root.join("artifacts")
+}
+
+fn store_dir_from(var: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
+    let var = |name| var(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    if let Some(d) = var("PULUMI_WASM_STORE") {
+        return Some(d);
+    }
+    let base = var("XDG_DATA_HOME").or_else(|| var("HOME").map(|h| h.join(".local").join("share")))?;
+    Some(base.join("pulumi-wasm").join("store"))
+}
+
+fn cache_dir_from(var: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
+    // Set at all, it wins, as it always has (unlike the store's variables, empty is not unset).
+    if let Some(d) = var("PULUMI_WASM_CACHE_DIR") {
+        return Some(PathBuf::from(d));
+    }
+    store_dir_from(var).map(|root| artifact_dir(&root))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<OsString> {
+        let vars: Vec<(String, String)> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        move |name| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.into())
+    }
+
+    #[test]
+    fn store_dir_honours_the_environment() {
+        let all = [("PULUMI_WASM_STORE", "/s"), ("XDG_DATA_HOME", "/x"), ("HOME", "/h")];
+        assert_eq!(store_dir_from(env(&all)), Some("/s".into()));
+        assert_eq!(store_dir_from(env(&all[1..])), Some("/x/pulumi-wasm/store".into()));
+        assert_eq!(store_dir_from(env(&all[2..])), Some("/h/.local/share/pulumi-wasm/store".into()));
+        assert_eq!(
+            store_dir_from(env(&[("PULUMI_WASM_STORE", ""), ("XDG_DATA_HOME", ""), ("HOME", "/h")])),
+            store_dir_from(env(&all[2..])),
+            "empty is unset"
+        );
+        assert_eq!(store_dir_from(env(&[])), None);
+    }
+
+    #[test]
+    fn the_cache_defaults_to_artifacts_in_the_store() {
+        let home = [("HOME", "/h"), ("XDG_CACHE_HOME", "/c")];
+        assert_eq!(cache_dir_from(env(&home)), Some("/h/.local/share/pulumi-wasm/store/artifacts".into()));
+        assert_eq!(cache_dir_from(env(&[("XDG_DATA_HOME", "/x")])), Some("/x/pulumi-wasm/store/artifacts".into()));
+        let store = [("PULUMI_WASM_STORE", "/s"), ("HOME", "/h")];
+        assert_eq!(cache_dir_from(env(&store)), Some("/s/artifacts".into()));
+        assert_eq!(cache_dir_from(env(&store)), store_dir_from(env(&store)).map(|s| artifact_dir(&s)));
+        // PULUMI_WASM_CACHE_DIR overrides all of them.
+        let cache = [("PULUMI_WASM_CACHE_DIR", "/k"), ("PULUMI_WASM_STORE", "/s"), ("HOME", "/h")];
+        assert_eq!(cache_dir_from(env(&cache)), Some("/k".into()));
+        assert_eq!(cache_dir_from(env(&[])), None);
+    }
+}
