@@ -242,10 +242,15 @@ async fn a_component_by_args_then_by_value_in_a_fresh_process() {
     let err = by_value(&mut p, "other", version, &value).await.unwrap_err();
     assert_status(&err, Code::InvalidArgument, &["random", "other"]);
 
-    // With an empty store the recorded file is read again, and its digest checked.
+    // With an empty store the recorded file is read again, its digest checked,
+    // and the bytes kept in that store's blobs for the runs after.
+    let blob = |store: &str| bench.store(store).join("blobs/sha256").join(format!("{digest}.wasm"));
+    assert!(!blob("empty-store").exists());
     let mut p = bench.start("empty-store").await;
     by_value(&mut p, "random", version, &value).await.unwrap();
     drop(p);
+    assert!(blob("empty-store").is_file(), "the refetched bytes are kept in the store");
+    assert_eq!(sha256_of(&blob("empty-store")), digest);
 
     // The file changed since (and no copy is cached): refused, naming both digests.
     std::fs::copy(component("echo-provider"), &wasm).unwrap();
@@ -256,9 +261,14 @@ async fn a_component_by_args_then_by_value_in_a_fresh_process() {
         Code::FailedPrecondition,
         &[&format!("sha256:{digest}"), &format!("sha256:{}", sha256_of(&wasm))],
     );
-    // ... while the store that cached the original still has exactly those bytes.
-    let mut p = bench.start("store").await;
-    by_value(&mut p, "random", version, &value).await.unwrap();
+    drop(p);
+    assert!(!bench.store("another-empty-store").join("blobs").exists(), "refused bytes are not kept");
+    // ... while the stores that cached the original (by args, and by the
+    // refetch above) still have exactly those bytes.
+    for store in ["store", "empty-store"] {
+        let mut p = bench.start(store).await;
+        by_value(&mut p, "random", version, &value).await.unwrap_or_else(|e| panic!("{store}: {e}"));
+    }
 
     // A forged value (the digest edited) is refused too.
     let mut forged = decoded.clone();

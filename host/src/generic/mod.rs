@@ -173,6 +173,11 @@ impl GenericProvider {
         }
         let mut units = self.units.lock().await;
         let fetched = source::fetch_pinned(&parameter.component, &self.store).await?;
+        // Fetched again from the recorded source (digest checked): keep it, so
+        // later runs find it in the store instead of fetching every time.
+        if !fetched.in_store {
+            source::cache(fetched.wasm.clone(), &self.store).await;
+        }
         let pinned = Policy { defaults: parameter.grants.clone(), providers: Default::default() };
         let unit = self.unit(&mut units, &fetched.digest, fetched.wasm, &pinned).await?;
         let own = (&unit.loaded.name, unit.loaded.version.to_string());

@@ -77,7 +77,8 @@ pub async fn fetch(source: &str, store: &Store) -> Result<Fetched, GenericError>
 
 /// The value form: exactly the bytes `pinned` names. The store's blobs are
 /// the cache (the args call put them there); otherwise the recorded source
-/// is fetched again. Either way the digest is checked.
+/// is fetched again (`in_store` false: the caller keeps them with [`cache`]).
+/// Either way the digest is checked.
 pub async fn fetch_pinned(pinned: &Pinned, store: &Store) -> Result<Fetched, GenericError> {
     let hex = pinned.digest.trim_start_matches("sha256:").to_owned();
     let cached = {
