@@ -18,7 +18,7 @@ use clap::Parser;
 use cli::{Cli, Command, EngineArgs, PluginCli, RuntimeArgs};
 use commands::{Source, load_component};
 use pulumi_wasm_host::generic::GenericProvider;
-use pulumi_wasm_host::runtime::{LoadedProvider, Runtime};
+use pulumi_wasm_host::runtime::{Deferred, LoadedProvider, Policy, Runtime, Sandbox};
 use pulumi_wasm_host::server::{EngineLink, ProviderService, WasmProvider, serve};
 use pulumi_wasm_host::store::Store;
 
@@ -130,47 +130,83 @@ async fn run_serve(
 ) -> anyhow::Result<()> {
     let _ = (engine.logtostderr, engine.logflow, &engine.tracing);
     let config = rt.config();
-    // A component file served before and unchanged since loads from the cache
-    // alone: a warm start neither reads, hashes nor runs it before the port
-    // line. Its record is looked up while the engine is built.
-    let known = match (&config.cache, component.is_file()) {
-        (Some(cache), true) => {
-            let (cache, file) = (cache.clone(), component.clone());
-            Some(tokio::task::spawn_blocking(move || cache.known_file(&file)))
-        }
+    let policy = rt.policy(beside)?;
+    let link = EngineLink::new(engine.engine_address);
+    let (log_tx, log_rx) = tokio::sync::mpsc::channel(1024);
+    let forwarder = link.spawn_log_forwarder(log_rx);
+    // A component file served before and unchanged since is a warm start: its
+    // record says what it is, so the port line goes out at once and the
+    // component loads from its cached artifact while the engine connects
+    // (calls wait for it). Anything else loads before the port line.
+    let known = match &config.cache {
+        Some(cache) if component.is_file() => cache.known_file(&component),
         _ => None,
     };
-    let policy = rt.policy(beside)?;
-    let runtime = Runtime::new(config)?;
-    let (log_tx, log_rx) = tokio::sync::mpsc::channel(1024);
-    let label = || format!("loading {}", component.display());
-    let known = match known {
-        Some(lookup) => match lookup.await? {
-            Some(known) => runtime.load_known(known, log_tx.clone(), &policy).await.with_context(label)?,
-            None => None,
-        },
-        None => None,
-    };
-    let loaded = match known {
-        Some(loaded) => loaded,
-        None => {
-            let file = component.clone();
-            let (source, seen) = tokio::task::spawn_blocking(move || {
-                // The file's identity before reading it: a change meanwhile shows as a new identity.
-                let seen = pulumi_wasm_host::runtime::SeenFile::stat(&file);
-                load_component(&file).map(|s| (s, seen))
-            })
-            .await??;
-            let loaded = runtime
-                .load(source.wasm, log_tx, &policy)
-                .await
-                .with_context(|| format!("loading {}", source.label))?;
-            if let Some(seen) = seen {
-                runtime.remember_file(&component, seen, &loaded);
-            }
-            loaded
+    match known {
+        Some(known) => {
+            let version = semver::Version::parse(&known.version).context("the component's recorded version")?;
+            // The sandbox is made now so a policy error still stops the start.
+            let sandbox = Sandbox::new(&known.name, policy.for_provider(&known.name), &config)?;
+            let load = async move {
+                let runtime = Runtime::new(config)?;
+                let expected = (known.name.clone(), known.version.clone());
+                let cached = runtime.load_known(known, log_tx.clone(), sandbox).await;
+                let loaded = match cached.with_context(|| format!("loading {}", component.display()))? {
+                    Some(loaded) => loaded,
+                    // The artifact is gone: load the file as on a first start.
+                    None => {
+                        let loaded = load_file(&runtime, &component, log_tx, &policy).await?;
+                        if (loaded.name.clone(), loaded.version.to_string()) != expected {
+                            bail!(
+                                "{} changed while starting (now {} {})",
+                                component.display(),
+                                loaded.name,
+                                loaded.version
+                            );
+                        }
+                        loaded
+                    }
+                };
+                log_loaded(&loaded);
+                Ok(loaded.pool)
+            };
+            let deferred = Deferred::spawn(async move { load.await.map_err(|e: anyhow::Error| format!("{e:#}")) });
+            serve(ProviderService::with_backend(Arc::new(deferred), &version, link), rt.serve_options()).await?;
         }
-    };
+        None => {
+            let runtime = Runtime::new(config)?;
+            let loaded = load_file(&runtime, &component, log_tx, &policy).await?;
+            log_loaded(&loaded);
+            serve(WasmProvider::new(loaded, link), rt.serve_options()).await?;
+        }
+    }
+    forwarder.abort();
+    Ok(())
+}
+
+/// Reads, hashes and loads a component file, and records it so that its
+/// next start is a warm one.
+async fn load_file(
+    runtime: &Arc<Runtime>,
+    component: &Path,
+    logs: tokio::sync::mpsc::Sender<pulumi_wasm_host::runtime::GuestLog>,
+    policy: &Policy,
+) -> anyhow::Result<LoadedProvider> {
+    let file = component.to_owned();
+    let (source, seen) = tokio::task::spawn_blocking(move || {
+        // The file's identity before reading it: a change meanwhile shows as a new identity.
+        let seen = pulumi_wasm_host::runtime::SeenFile::stat(&file);
+        load_component(&file).map(|s| (s, seen))
+    })
+    .await??;
+    let loaded = runtime.load(source.wasm, logs, policy).await.with_context(|| format!("loading {}", source.label))?;
+    if let Some(seen) = seen {
+        runtime.remember_file(component, seen, &loaded);
+    }
+    Ok(loaded)
+}
+
+fn log_loaded(loaded: &LoadedProvider) {
     tracing::info!(
         "loaded {} {} (sha256:{}, cached: {})",
         loaded.name,
@@ -178,11 +214,6 @@ async fn run_serve(
         loaded.digest,
         loaded.cache_hit
     );
-    let link = EngineLink::new(engine.engine_address);
-    let forwarder = link.spawn_log_forwarder(log_rx);
-    serve(WasmProvider::new(loaded, link), rt.serve_options()).await?;
-    forwarder.abort();
-    Ok(())
 }
 
 /// The parameterized provider's plugin name: `pulumi package add wasm ...`.

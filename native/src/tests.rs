@@ -101,3 +101,37 @@ async fn values_round_trip_through_invoke() {
         b.invoke(None, rp::InvokeRequest { token: "echo:index:echo".into(), args, preview: false }).await.unwrap();
     assert_eq!(map(out.outputs).unwrap(), props! { "s" => "x" });
 }
+
+/// `Deferred` (what a warm start serves while its component loads) over a
+/// real backend: calls wait for it, and all fail alike if it is not made.
+#[tokio::test]
+async fn a_deferred_backend_waits_for_its_backend_or_says_why_it_failed() {
+    use pulumi_wasm_host::runtime::Deferred;
+    let (made_tx, made_rx) = tokio::sync::oneshot::channel::<()>();
+    let deferred = Arc::new(Deferred::spawn(async move {
+        made_rx.await.map_err(|e| e.to_string())?;
+        Ok::<_, String>(backend())
+    }));
+    let waiting = tokio::spawn({
+        let d = deferred.clone();
+        async move { d.invoke(None, invoke("echo:index:config")).await }
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    assert!(!waiting.is_finished(), "a call waits while the backend is being made");
+    made_tx.send(()).unwrap();
+    let out = waiting.await.unwrap().expect("answered once made");
+    assert!(map(out.outputs).unwrap().contains_key("config"));
+
+    let load_fails = true;
+    let failed = Deferred::spawn(async move {
+        if load_fails { Err("loading provider.wasm: not a WebAssembly component") } else { Ok(backend()) }
+    });
+    for _ in 0..2 {
+        match failed.invoke(None, invoke("echo:index:config")).await {
+            Err(CallError::Runtime(e @ RuntimeError::NotLoaded(_))) => {
+                assert!(e.to_string().contains("loading provider.wasm: not a WebAssembly component"), "{e}")
+            }
+            other => panic!("expected NotLoaded, got {:?}", other.map(|_| ())),
+        }
+    }
+}

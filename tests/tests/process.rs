@@ -215,6 +215,52 @@ async fn a_changed_component_file_is_served_anew() {
     assert!(!out.status.success(), "a broken file is refused even after warm starts");
 }
 
+/// A warm start prints its port line before the component is loaded; the
+/// load still has to succeed, or fail the start, in every case.
+#[tokio::test]
+async fn a_warm_start_loads_whatever_its_cache_lost_and_still_refuses_a_bad_policy() {
+    let engine = TestEngine::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let (file, cache) = (dir.path().join("provider.wasm"), dir.path().join("cache"));
+    let mut env = vec![("PULUMI_WASM_CACHE_DIR".to_owned(), cache.to_string_lossy().into_owned())];
+    let args = ["serve".to_owned(), file.to_string_lossy().into_owned(), engine.address.clone()];
+    std::fs::copy(component("echo-provider"), &file).unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let served = |env: Vec<(String, String)>| {
+        let args = args.clone();
+        async move {
+            let mut p = Plugin::spawn_with(&host_bin(), &args, &env).await.unwrap();
+            let info = p.client.get_plugin_info(()).await.unwrap().into_inner();
+            let schema = p.client.get_schema(GetSchemaRequest::default()).await.unwrap().into_inner().schema;
+            let echoed = p.client.invoke(invoke("echo:index:echo", json!({"x": 1}))).await.unwrap().into_inner();
+            (info.version, serde_json::from_str::<serde_json::Value>(&schema).unwrap()["name"].clone(), echoed)
+        }
+    };
+    let first = served(env.clone()).await;
+    assert_eq!(first.1, "echo");
+    assert_eq!(served(env.clone()).await, first, "a warm start answers as the first did");
+    let artifacts = || -> Vec<_> {
+        std::fs::read_dir(&cache)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "cwasm"))
+            .collect()
+    };
+    // The record still names the file, but its artifact is junk, then gone.
+    std::fs::write(&artifacts()[0], b"junk").unwrap();
+    assert_eq!(served(env.clone()).await, first, "a junk artifact: the file is loaded instead");
+    std::fs::remove_file(&artifacts()[0]).unwrap();
+    assert_eq!(served(env.clone()).await, first, "no artifact: the file is loaded instead");
+    assert_eq!(artifacts().len(), 1, "and compiled into the cache again");
+    // A policy that cannot be applied stops even a warm start, before its port line.
+    let policy = dir.path().join("policy.toml");
+    std::fs::write(&policy, "[providers.echo]\ndirs = [{ host = \"/no/such/dir\", guest = \"/d\" }]\n").unwrap();
+    env.push(("PULUMI_WASM_POLICY".to_owned(), policy.to_string_lossy().into_owned()));
+    let out = std::process::Command::new(host_bin()).args(&args).envs(env.iter().cloned()).output().unwrap();
+    assert!(!out.status.success() && out.stdout.is_empty(), "no port line: {out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/no/such/dir"), "{out:?}");
+}
+
 #[tokio::test]
 async fn every_rpc_reaches_the_guest() {
     let engine = TestEngine::start().await;

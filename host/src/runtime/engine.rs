@@ -173,12 +173,13 @@ impl Runtime {
     /// before, unchanged since. Neither reads, hashes nor runs the component;
     /// the name, version and needs are those recorded. `None` when its
     /// artifact is gone or unreadable: load the file with [`Runtime::load`]
-    /// then (and [`Runtime::remember_file`] it).
+    /// then (and [`Runtime::remember_file`] it). The caller makes the
+    /// `sandbox` for the recorded name, so a policy error shows before any of this.
     pub async fn load_known(
         self: &Arc<Self>,
         known: KnownFile,
         logs: mpsc::Sender<GuestLog>,
-        policy: &Policy,
+        sandbox: Sandbox,
     ) -> Result<Option<LoadedProvider>, RuntimeError> {
         let Some(cache) = self.config.cache.clone() else { return Ok(None) };
         let this = self.clone();
@@ -194,7 +195,7 @@ impl Runtime {
             .map_err(|e| RuntimeError::BadPluginInfo(format!("version '{}': {e}", known.version)))?;
         validate_package_name(&known.name)?;
         let pool = Arc::new(Pool::new(self.clone(), pre, logs));
-        pool.set_sandbox(Sandbox::new(&known.name, policy.for_provider(&known.name), &self.config)?);
+        pool.set_sandbox(sandbox);
         Ok(Some(LoadedProvider {
             pool,
             name: known.name,

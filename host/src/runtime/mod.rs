@@ -13,7 +13,7 @@ mod pool;
 mod sandbox;
 mod state;
 
-pub use backend::{Backend, CallError, CallResult};
+pub use backend::{Backend, CallError, CallResult, Deferred};
 pub use cache::{ArtifactCache, KnownFile, SeenFile};
 pub use engine::{LoadedProvider, Runtime, RuntimeConfig};
 pub use http::is_public;
@@ -46,6 +46,9 @@ pub enum RuntimeError {
     Replay { what: &'static str, message: String },
     #[error("artifact cache: {0}")]
     Cache(String),
+    /// The provider could not be loaded; every call says why.
+    #[error("the provider could not be loaded: {0}")]
+    NotLoaded(String),
 }
 
 impl RuntimeError {

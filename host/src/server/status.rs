@@ -30,7 +30,8 @@ pub fn runtime(e: RuntimeError, o: WireOptions) -> Status {
         RuntimeError::NotAComponent(_)
         | RuntimeError::WrongWorld(_)
         | RuntimeError::BadPluginInfo(_)
-        | RuntimeError::Policy(_) => Code::FailedPrecondition,
+        | RuntimeError::Policy(_)
+        | RuntimeError::NotLoaded(_) => Code::FailedPrecondition,
     };
     let message = e.to_string();
     match e.partial() {
