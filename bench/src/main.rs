@@ -267,11 +267,16 @@ async fn run(plan: &Plan, paths: &Paths, quick: bool) -> anyhow::Result<Report> 
     ];
     for round in 0..=plan.starts {
         for (label, make) in &kinds {
-            let p = Plugin::start(&make(round), &engine.address).await?;
+            let mut p = Plugin::start(&make(round), &engine.address).await?;
+            // Ready: through the engine's boot sequence, which needs the provider itself.
+            boot(&mut p.client, &engine.address).await?;
             if round > 0 {
-                report.startup(label, p.startup);
+                report.startup(label, p.startup, p.began.elapsed());
             }
             p.stop().await;
+            // Each start on a quiet machine: a compiling start leaves work
+            // (its exit, the artifact written back) that would tax the next.
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
         }
     }
 

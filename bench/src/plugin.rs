@@ -35,6 +35,8 @@ pub struct Plugin {
     pub client: ResourceProviderClient<Channel>,
     /// From spawning the process to reading its port line.
     pub startup: Duration,
+    /// When the process was spawned.
+    pub began: Instant,
     child: Child,
     stderr: Arc<Mutex<String>>,
 }
@@ -107,7 +109,7 @@ impl Plugin {
         let client = ResourceProviderClient::new(channel)
             .max_decoding_message_size(400 << 20)
             .max_encoding_message_size(400 << 20);
-        Ok(Plugin { client, startup, child, stderr })
+        Ok(Plugin { client, startup, began, child, stderr })
     }
 
     pub fn stderr(&self) -> String {

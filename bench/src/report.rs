@@ -35,6 +35,8 @@ impl Lifecycle {
 pub struct Report {
     quick: bool,
     startup: Vec<(&'static str, Vec<Duration>)>,
+    /// Spawn to the end of the engine's boot sequence (Configure answered).
+    ready: Vec<(&'static str, Vec<Duration>)>,
     latency: Vec<(Input, Op, Vec<Stats>)>,
     throughput: Vec<(Op, usize, Vec<f64>)>,
     lifecycle: Vec<(usize, Vec<Lifecycle>)>,
@@ -93,6 +95,7 @@ impl Report {
         Report {
             quick,
             startup: vec![],
+            ready: vec![],
             latency: vec![],
             throughput: vec![],
             lifecycle: vec![],
@@ -103,10 +106,12 @@ impl Report {
         }
     }
 
-    pub fn startup(&mut self, label: &'static str, d: Duration) {
-        match self.startup.iter_mut().find(|(l, _)| *l == label) {
-            Some((_, v)) => v.push(d),
-            None => self.startup.push((label, vec![d])),
+    pub fn startup(&mut self, label: &'static str, port_line: Duration, ready: Duration) {
+        for (all, d) in [(&mut self.startup, port_line), (&mut self.ready, ready)] {
+            match all.iter_mut().find(|(l, _)| *l == label) {
+                Some((_, v)) => v.push(d),
+                None => all.push((label, vec![d])),
+            }
         }
     }
 
@@ -137,6 +142,10 @@ impl Report {
 
     fn start(&self, label: &str) -> Duration {
         self.startup.iter().find(|(l, _)| *l == label).map(|(_, v)| median(v)).unwrap_or_default()
+    }
+
+    fn ready(&self, label: &str) -> Duration {
+        self.ready.iter().find(|(l, _)| *l == label).map(|(_, v)| median(v)).unwrap_or_default()
     }
 
     pub fn markdown(&self) -> String {
@@ -183,25 +192,27 @@ impl Report {
         }
 
         let runs = self.startup.first().map_or(0, |(_, v)| v.len());
-        let _ = writeln!(o, "### Start to port line (median of {runs} starts, ms)\n");
-        let (cold, warm, native, python) = (
-            self.start("WASM, empty cache"),
-            self.start("WASM, warm cache"),
-            self.start("native"),
-            self.start("Python"),
-        );
-        table(
-            &mut o,
-            &["", "WASM, empty cache", "WASM, warm cache", "native", "Python", "WASM warm/native", "Python/WASM warm"],
-            &[vec![
-                "start".into(),
+        let _ = writeln!(o, "### Start (median of {runs} starts, ms)\n");
+        let labels = ["WASM, empty cache", "WASM, warm cache", "native", "Python"];
+        let row = |what: &str, at: &dyn Fn(&str) -> Duration| {
+            let [cold, warm, native, python] = labels.map(at);
+            vec![
+                what.into(),
                 ms(cold),
                 ms(warm),
                 ms(native),
                 ms(python),
                 ratio(dr(warm, native), 1.0),
                 ratio(dr(python, warm), 1.0),
-            ]],
+            ]
+        };
+        table(
+            &mut o,
+            &["", "WASM, empty cache", "WASM, warm cache", "native", "Python", "WASM warm/native", "Python/WASM warm"],
+            &[
+                row("spawn to port line", &|l| self.start(l)),
+                row("spawn to ready (booted: Configure answered)", &|l| self.ready(l)),
+            ],
         );
 
         o.push_str("### Latency per call over gRPC (µs)\n\n");
@@ -323,7 +334,9 @@ impl Report {
         let _ = writeln!(o, "Engine.Log messages received from the providers: {}.\n", self.engine_logs);
 
         o.push_str("### Targets\n\n");
-        table(&mut o, &["target", "measured", ""], &self.targets(warm, native, python, growth));
+        let (warm, native, python) = (self.start("WASM, warm cache"), self.start("native"), self.start("Python"));
+        let ready = (self.ready("WASM, warm cache"), self.ready("native"), self.ready("Python"));
+        table(&mut o, &["target", "measured", ""], &self.targets((warm, native, python), ready, growth));
         o
     }
 
@@ -336,9 +349,8 @@ impl Report {
 
     fn targets(
         &self,
-        warm: Duration,
-        native: Duration,
-        python: Duration,
+        (warm, native, python): (Duration, Duration, Duration),
+        (warm_ready, native_ready, python_ready): (Duration, Duration, Duration),
         growth: Option<(usize, usize, [f64; 3])>,
     ) -> Vec<Vec<String>> {
         let mut rows = Vec::new();
@@ -375,10 +387,15 @@ impl Report {
                 verdict(x >= 0.9),
             ]);
         }
+        // Both readings of "start": to the port line, and to ready (booted).
         let x = dr(warm, native);
-        rows.push(vec!["warm-cache start <= 1.5x native".into(), format!("{x:.2}x"), verdict(x <= 1.5)]);
+        rows.push(vec!["warm-cache start <= 1.5x native (port line)".into(), format!("{x:.2}x"), verdict(x <= 1.5)]);
+        let x = dr(warm_ready, native_ready);
+        rows.push(vec!["warm-cache start <= 1.5x native (ready)".into(), format!("{x:.2}x"), verdict(x <= 1.5)]);
         let x = dr(python, warm);
-        rows.push(vec!["start >= 10x faster than Python".into(), format!("{x:.1}x"), verdict(x >= 10.0)]);
+        rows.push(vec!["start >= 10x faster than Python (port line)".into(), format!("{x:.1}x"), verdict(x >= 10.0)]);
+        let x = dr(python_ready, warm_ready);
+        rows.push(vec!["start >= 10x faster than Python (ready)".into(), format!("{x:.1}x"), verdict(x >= 10.0)]);
         if let Some((r, at)) = worst(&|s| dr(s[P].p50, s[W].p50), false) {
             let within = count(&|s| dr(s[P].p50, s[W].p50) >= 20.0);
             rows.push(vec![
