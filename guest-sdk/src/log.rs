@@ -22,12 +22,28 @@ pub fn log(severity: Severity, message: &str, urn: Option<&str>, ephemeral: bool
         };
         l::log(severity, message, urn, ephemeral);
     }
-    // Built natively (unit tests, debugging) there is no host: use stderr.
+    // Built natively: to the native host's sink (`Engine.Log`), else stderr (unit tests).
     #[cfg(not(target_arch = "wasm32"))]
-    {
-        let _ = ephemeral;
-        eprintln!("[{severity:?}] {}{message}", urn.map(|u| format!("{u}: ")).unwrap_or_default());
+    match NATIVE_SINK.get() {
+        Some(sink) => sink(severity, message, urn, ephemeral),
+        None => eprintln!("[{severity:?}] {}{message}", urn.map(|u| format!("{u}: ")).unwrap_or_default()),
     }
+}
+
+/// Where a natively built provider's messages go (severity, message, urn, ephemeral).
+#[cfg(not(target_arch = "wasm32"))]
+pub type NativeSink = Box<dyn Fn(Severity, &str, Option<&str>, bool) + Send + Sync>;
+
+#[cfg(not(target_arch = "wasm32"))]
+static NATIVE_SINK: std::sync::OnceLock<NativeSink> = std::sync::OnceLock::new();
+
+/// For a native host (`pulumi-wasm-native`): this process's messages go to
+/// `sink` rather than stderr, as a component's go to the host. The first
+/// sink set stays; returns whether this one was.
+#[cfg(not(target_arch = "wasm32"))]
+#[doc(hidden)]
+pub fn set_native_sink(sink: NativeSink) -> bool {
+    NATIVE_SINK.set(sink).is_ok()
 }
 
 pub fn debug(message: &str) {

@@ -15,8 +15,8 @@
 //!
 //! What differs from the component: there is no sandbox (the provider runs
 //! with the process's authority), deadlines are not enforced (native code
-//! cannot be interrupted), `context::cancelled()` is always false, and the
-//! SDK's logging writes to stderr instead of `Engine.Log`.
+//! cannot be interrupted), and `context::cancelled()` is always false. The
+//! SDK's logging reaches `Engine.Log` as a component's does (`serve_native`).
 
 pub mod convert;
 
@@ -32,9 +32,10 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::Parser;
 use pulumi_wasm_host::runtime::bindings::rp;
-use pulumi_wasm_host::runtime::{Backend, CallError, CallResult, RuntimeError, SetupCall};
+use pulumi_wasm_host::runtime::{Backend, CallError, CallResult, LogQueue, LogSeverity, RuntimeError, SetupCall};
 use pulumi_wasm_host::server::{EngineLink, ProviderService, ServeOptions, serve};
 use pulumi_wasm_sdk::Provider;
+use pulumi_wasm_sdk::log::Severity;
 
 /// One provider value per thread that runs calls, keyed by backend. Provider
 /// values need not be `Send` (the SDK's typed providers are not), so they
@@ -268,8 +269,24 @@ pub async fn serve_native<P: Provider>(make: fn() -> P, engine_address: Option<S
     let backend = Arc::new(NativeBackend::new(make));
     let (name, version) = backend.info()?;
     tracing::info!("serving {name} {version} natively");
-    let service = ProviderService::with_backend(backend, &version, EngineLink::new(engine_address));
+    let link = EngineLink::new(engine_address);
+    // The provider's messages reach the engine as a component's do: the same
+    // queue, size limits and budget, the same forwarder.
+    let (tx, rx) = tokio::sync::mpsc::channel(1024);
+    let forwarder = link.spawn_log_forwarder(rx);
+    let queue = LogQueue::new(tx);
+    pulumi_wasm_sdk::log::set_native_sink(Box::new(move |severity, message, urn, ephemeral| {
+        let severity = match severity {
+            Severity::Debug => LogSeverity::Debug,
+            Severity::Info => LogSeverity::Info,
+            Severity::Warning => LogSeverity::Warning,
+            Severity::Error => LogSeverity::Error,
+        };
+        queue.send(severity, message.to_owned(), urn.map(str::to_owned), ephemeral);
+    }));
+    let service = ProviderService::with_backend(backend, &version, link);
     serve(service, ServeOptions::default()).await?;
+    forwarder.abort();
     Ok(())
 }
 

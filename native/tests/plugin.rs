@@ -104,8 +104,11 @@ async fn create_update_delete_natively() {
         })
         .await
         .unwrap();
-    // Logs go to stderr natively, not to Engine.Log.
-    assert!(p.stderr().contains("generated a random string of 24 characters"), "{}", p.stderr());
+    // Logs reach Engine.Log, as the component's do, not stderr.
+    let logged = |l: &LogRequest| l.message.contains("generated a random string of 24 characters");
+    let log = engine.wait_for_log(logged).await.expect("the provider's log reached the engine");
+    assert_eq!(log.urn, URN);
+    assert!(!p.stderr().contains("generated a random string"), "{}", p.stderr());
 
     // SIGINT stops it cleanly, as it does the wasm plugin.
     p.interrupt().unwrap();

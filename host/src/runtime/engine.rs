@@ -11,11 +11,12 @@ use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConf
 use super::RuntimeError;
 use super::bindings::latest::{Provider, ProviderPre};
 use super::cache::{ArtifactCache, KnownFacts, KnownFile, SeenFile, digest};
+use super::logs::GuestLog;
 use super::needs::Needs;
 use super::policy::Policy;
 use super::pool::Pool;
 use super::sandbox::Sandbox;
-use super::state::{GuestLog, HostState};
+use super::state::HostState;
 
 /// How often the epoch advances: the granularity of deadlines and of
 /// yielding a busy guest back to the async runtime.

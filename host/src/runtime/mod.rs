@@ -6,6 +6,7 @@ pub mod bindings;
 mod cache;
 mod engine;
 mod http;
+mod logs;
 mod monitor;
 mod needs;
 pub mod policy;
@@ -17,11 +18,12 @@ pub use backend::{Backend, CallError, CallResult, Deferred};
 pub use cache::{ArtifactCache, KnownFile, SeenFile};
 pub use engine::{LoadedProvider, Runtime, RuntimeConfig};
 pub use http::is_public;
+pub use logs::{GuestLog, LogQueue, LogSeverity};
 pub use needs::Needs;
 pub use policy::{GrantFlags, Grants, Policy};
 pub use pool::{Lease, Pool, SetupCall};
 pub use sandbox::Sandbox;
-pub use state::{GuestLog, LogSeverity, PartialState};
+pub use state::PartialState;
 
 /// What can go wrong loading or running a component.
 #[derive(Debug, thiserror::Error)]

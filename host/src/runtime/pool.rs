@@ -2,7 +2,7 @@
 //! in parallel. Every instance sees the same `parameterize`/`configure` calls:
 //! the pool records them and replays them into instances that missed them.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
@@ -13,9 +13,10 @@ use super::RuntimeError;
 use super::bindings::latest::{Provider, ProviderPre};
 use super::bindings::rp;
 use super::engine::{EPOCH_TICK, Runtime};
+use super::logs::{GuestLog, LogQueue};
 use super::monitor::MonitorScope;
 use super::sandbox::Sandbox;
-use super::state::{GuestLog, HostState};
+use super::state::HostState;
 
 /// Instances whose linear memory grew beyond this are not reused.
 const RECYCLE_ABOVE: usize = 64 << 20;
@@ -44,8 +45,7 @@ struct Cancellation {
 pub struct Pool {
     runtime: Arc<Runtime>,
     pre: ProviderPre<HostState>,
-    logs: mpsc::Sender<GuestLog>,
-    queued_logs: Arc<AtomicUsize>,
+    logs: LogQueue,
     sandbox: RwLock<Arc<Sandbox>>,
     idle: Mutex<Vec<Instance>>,
     permits: Semaphore,
@@ -61,8 +61,7 @@ impl Pool {
         Pool {
             runtime,
             pre,
-            logs,
-            queued_logs: Arc::default(),
+            logs: LogQueue::new(logs),
             sandbox,
             idle: Mutex::default(),
             permits,
@@ -100,7 +99,7 @@ impl Pool {
     }
 
     async fn instantiate(&self, sandbox: &Sandbox) -> Result<Instance, RuntimeError> {
-        let state = HostState::new(sandbox, self.logs.clone(), self.queued_logs.clone(), self.cancel.flag.clone());
+        let state = HostState::new(sandbox, self.logs.clone(), self.cancel.flag.clone());
         let mut store = Store::new(self.runtime.running_engine(), state);
         store.limiter(|s| &mut s.limits);
         // Start-up code runs during instantiation, so it gets a deadline too.

@@ -2,9 +2,8 @@
 //! logging import and the call context (cancellation, partial state).
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 
-use tokio::sync::mpsc;
 use wasmtime::component::ResourceTable;
 use wasmtime::{ResourceLimiter, StoreLimits, StoreLimitsBuilder};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
@@ -13,52 +12,16 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use super::bindings::latest::pulumi::provider::{context, logging, types};
 use super::http::{Denials, HttpHooks};
+use super::logs::{LogQueue, LogSeverity};
 use super::monitor::MonitorScope;
 use super::sandbox::Sandbox;
 
-/// Longest log message kept; the rest is cut so a guest cannot flood the engine.
-const MAX_LOG_MESSAGE: usize = 64 * 1024;
-/// Bytes of log messages a provider may have waiting for the engine; beyond
-/// this, messages are dropped rather than queued (a flood must not grow memory).
-const MAX_QUEUED_LOG_BYTES: usize = 8 << 20;
 /// Bytes of guest stderr kept (panic messages end up here).
 const STDERR_CAPACITY: usize = 64 * 1024;
 /// Handles (streams, requests, ...) one instance may hold at once.
 const MAX_RESOURCES: usize = 10_000;
 /// Table elements per instance (function tables of the guest).
 const MAX_TABLE_ELEMENTS: usize = 1_000_000;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LogSeverity {
-    Debug,
-    Info,
-    Warning,
-    Error,
-}
-
-/// A message a guest logged, on its way to `Engine.Log`.
-#[derive(Debug)]
-pub struct GuestLog {
-    pub severity: LogSeverity,
-    pub message: String,
-    pub urn: Option<String>,
-    pub ephemeral: bool,
-    _queued: QueuedBytes,
-}
-
-/// A message's share of its provider's log budget, given back when the
-/// message is dropped (sent or discarded).
-#[derive(Debug)]
-struct QueuedBytes {
-    bytes: usize,
-    total: Arc<AtomicUsize>,
-}
-
-impl Drop for QueuedBytes {
-    fn drop(&mut self) {
-        self.total.fetch_sub(self.bytes, Ordering::Relaxed);
-    }
-}
 
 /// What a `create` reported having made before it was interrupted.
 #[derive(Clone, Debug)]
@@ -73,9 +36,7 @@ pub struct HostState {
     http: WasiHttpCtx,
     hooks: HttpHooks,
     pub(super) limits: Limits,
-    logs: mpsc::Sender<GuestLog>,
-    /// Bytes of this provider's messages not yet sent to the engine.
-    queued_logs: Arc<AtomicUsize>,
+    logs: LogQueue,
     stderr: MemoryOutputPipe,
     cancelled: Arc<AtomicBool>,
     pub(super) partial: Option<PartialState>,
@@ -85,12 +46,7 @@ pub struct HostState {
 }
 
 impl HostState {
-    pub(super) fn new(
-        sandbox: &Sandbox,
-        logs: mpsc::Sender<GuestLog>,
-        queued_logs: Arc<AtomicUsize>,
-        cancelled: Arc<AtomicBool>,
-    ) -> Self {
+    pub(super) fn new(sandbox: &Sandbox, logs: LogQueue, cancelled: Arc<AtomicBool>) -> Self {
         let stderr = MemoryOutputPipe::new(STDERR_CAPACITY);
         let wasi = sandbox.wasi_ctx(stderr.clone());
         let limits = Limits {
@@ -113,7 +69,6 @@ impl HostState {
             hooks,
             limits,
             logs,
-            queued_logs,
             stderr,
             cancelled,
             partial: None,
@@ -193,31 +148,13 @@ impl logging::Host for HostState {
         urn: Option<String>,
         ephemeral: bool,
     ) -> wasmtime::Result<()> {
-        let message = if message.len() > MAX_LOG_MESSAGE {
-            let cut = (0..=MAX_LOG_MESSAGE).rev().find(|i| message.is_char_boundary(*i)).unwrap_or(0);
-            // A new string of exactly the kept size: the guest's buffer may be huge.
-            [&message[..cut], " [truncated]"].concat()
-        } else {
-            message
-        };
         let severity = match severity {
             logging::Severity::Debug => LogSeverity::Debug,
             logging::Severity::Info => LogSeverity::Info,
             logging::Severity::Warning => LogSeverity::Warning,
             logging::Severity::Error => LogSeverity::Error,
         };
-        let urn = urn.filter(|u| u.len() <= MAX_LOG_MESSAGE);
-        let bytes = message.len() + urn.as_ref().map_or(0, String::len);
-        if self.queued_logs.fetch_add(bytes, Ordering::Relaxed) + bytes > MAX_QUEUED_LOG_BYTES {
-            self.queued_logs.fetch_sub(bytes, Ordering::Relaxed);
-            tracing::debug!("guest log dropped: the provider's log budget is spent");
-            return Ok(());
-        }
-        let queued = QueuedBytes { bytes, total: self.queued_logs.clone() };
-        // A full queue drops the message rather than blocking the guest.
-        if self.logs.try_send(GuestLog { severity, message, urn, ephemeral, _queued: queued }).is_err() {
-            tracing::debug!("guest log dropped: queue full or closed");
-        }
+        self.logs.send(severity, message, urn, ephemeral);
         Ok(())
     }
 }

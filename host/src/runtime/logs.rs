@@ -1,0 +1,105 @@
+//! Messages a provider logs, on their way to `Engine.Log`: bounded in size
+//! and in how much may wait for the engine, so a flood can neither block the
+//! provider nor grow memory. Shared by the wasm pool's logging import and
+//! the native backend, so both treat a provider's logs alike.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use tokio::sync::mpsc;
+
+/// Longest log message kept; the rest is cut so a provider cannot flood the engine.
+const MAX_LOG_MESSAGE: usize = 64 * 1024;
+/// Bytes of log messages a provider may have waiting for the engine; beyond
+/// this, messages are dropped rather than queued.
+const MAX_QUEUED_LOG_BYTES: usize = 8 << 20;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogSeverity {
+    Debug,
+    Info,
+    Warning,
+    Error,
+}
+
+/// A message a provider logged, on its way to `Engine.Log`.
+#[derive(Debug)]
+pub struct GuestLog {
+    pub severity: LogSeverity,
+    pub message: String,
+    pub urn: Option<String>,
+    pub ephemeral: bool,
+    _queued: QueuedBytes,
+}
+
+/// A message's share of its provider's log budget, given back when the
+/// message is dropped (sent or discarded).
+#[derive(Debug)]
+struct QueuedBytes {
+    bytes: usize,
+    total: Arc<AtomicUsize>,
+}
+
+impl Drop for QueuedBytes {
+    fn drop(&mut self) {
+        self.total.fetch_sub(self.bytes, Ordering::Relaxed);
+    }
+}
+
+/// One provider's outgoing messages (clones share the budget).
+#[derive(Clone, Debug)]
+pub struct LogQueue {
+    logs: mpsc::Sender<GuestLog>,
+    /// Bytes of this provider's messages not yet sent to the engine.
+    queued: Arc<AtomicUsize>,
+}
+
+impl LogQueue {
+    pub fn new(logs: mpsc::Sender<GuestLog>) -> Self {
+        LogQueue { logs, queued: Arc::default() }
+    }
+
+    /// Queues a message without ever waiting: a full queue or a spent
+    /// budget drops it. A message over the size limit is cut.
+    pub fn send(&self, severity: LogSeverity, message: String, urn: Option<String>, ephemeral: bool) {
+        let message = if message.len() > MAX_LOG_MESSAGE {
+            let cut = (0..=MAX_LOG_MESSAGE).rev().find(|i| message.is_char_boundary(*i)).unwrap_or(0);
+            // A new string of exactly the kept size: the provider's buffer may be huge.
+            [&message[..cut], " [truncated]"].concat()
+        } else {
+            message
+        };
+        let urn = urn.filter(|u| u.len() <= MAX_LOG_MESSAGE);
+        let bytes = message.len() + urn.as_ref().map_or(0, String::len);
+        if self.queued.fetch_add(bytes, Ordering::Relaxed) + bytes > MAX_QUEUED_LOG_BYTES {
+            self.queued.fetch_sub(bytes, Ordering::Relaxed);
+            tracing::debug!("log dropped: the provider's log budget is spent");
+            return;
+        }
+        let queued = QueuedBytes { bytes, total: self.queued.clone() };
+        if self.logs.try_send(GuestLog { severity, message, urn, ephemeral, _queued: queued }).is_err() {
+            tracing::debug!("log dropped: queue full or closed");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_are_cut_and_the_budget_is_returned_when_sent() {
+        let (tx, mut rx) = mpsc::channel(4);
+        let q = LogQueue::new(tx);
+        q.send(LogSeverity::Info, "é".repeat(MAX_LOG_MESSAGE), Some("urn".into()), false);
+        let log = rx.try_recv().unwrap();
+        assert!(log.message.ends_with(" [truncated]") && log.message.len() <= MAX_LOG_MESSAGE + 12);
+        assert!(q.queued.load(Ordering::Relaxed) > 0, "counted while waiting");
+        drop(log);
+        assert_eq!(q.queued.load(Ordering::Relaxed), 0, "given back once sent");
+        for i in 0..6 {
+            q.send(LogSeverity::Debug, format!("m{i}"), None, false);
+        }
+        assert_eq!(std::iter::from_fn(|| rx.try_recv().ok()).count(), 4, "a full queue drops, never blocks");
+    }
+}
