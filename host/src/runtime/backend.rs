@@ -124,6 +124,8 @@ exports! {
 /// if it could not be made.
 pub struct Deferred<B> {
     made: watch::Receiver<Option<Result<Arc<B>, String>>>,
+    /// The backend once made: calls after the first take it without the channel's lock.
+    ready: std::sync::OnceLock<Arc<B>>,
 }
 
 impl<B: Backend> Deferred<B> {
@@ -138,16 +140,19 @@ impl<B: Backend> Deferred<B> {
             }
             tx.send_replace(Some(made));
         });
-        Deferred { made }
+        Deferred { made, ready: std::sync::OnceLock::new() }
     }
 
     /// The backend, once made.
     pub async fn ready(&self) -> Result<Arc<B>, RuntimeError> {
+        if let Some(backend) = self.ready.get() {
+            return Ok(backend.clone());
+        }
         let mut made = self.made.clone();
         let made =
             made.wait_for(Option::is_some).await.map_err(|_| RuntimeError::NotLoaded("the loader stopped".into()))?;
         match made.as_ref().expect("waited for") {
-            Ok(backend) => Ok(backend.clone()),
+            Ok(backend) => Ok(self.ready.get_or_init(|| backend.clone()).clone()),
             Err(e) => Err(RuntimeError::NotLoaded(e.clone())),
         }
     }
