@@ -292,6 +292,17 @@ async fn run(plan: &Plan, paths: &Paths, quick: bool) -> anyhow::Result<Report> 
         }
     }
 
+    // The floor every call stands on: a round trip the provider's own code
+    // takes no part in (GetPluginInfo is answered by the server itself).
+    progress("latency: the round trip alone");
+    let n = (plan.latency)(Input::SmallMap);
+    let mut floor = Vec::new();
+    for rt in Runtime::ALL {
+        let mut client = fleet.client(rt, Resource::RandomString);
+        floor.push(round_trip(&mut client, n).await.with_context(|| fleet.blame(rt, Resource::RandomString))?);
+    }
+    report.round_trip(floor);
+
     for input in Input::ALL {
         let n = (plan.latency)(input);
         let mut calls = Vec::new();
@@ -461,6 +472,20 @@ async fn boot(client: &mut ResourceProviderClient<Channel>, engine: &str) -> any
         })
         .await?;
     Ok(())
+}
+
+/// `n` sequential GetPluginInfo calls (after a tenth as many unmeasured).
+async fn round_trip(client: &mut ResourceProviderClient<Channel>, n: usize) -> anyhow::Result<Stats> {
+    for _ in 0..(n / 10).max(10) {
+        client.get_plugin_info(()).await?;
+    }
+    let mut samples = Vec::with_capacity(n);
+    for _ in 0..n {
+        let t = Instant::now();
+        client.get_plugin_info(()).await?;
+        samples.push(t.elapsed());
+    }
+    Ok(Stats::new(samples))
 }
 
 /// `n` sequential calls (after a tenth as many unmeasured), each timed alone.

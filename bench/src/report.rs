@@ -38,6 +38,8 @@ pub struct Report {
     /// Spawn to the end of the engine's boot sequence (Configure answered).
     ready: Vec<(&'static str, Vec<Duration>)>,
     latency: Vec<(Input, Op, Vec<Stats>)>,
+    /// GetPluginInfo: the gRPC round trip with no provider code in it.
+    round_trip: Option<Vec<Stats>>,
     throughput: Vec<(Op, usize, Vec<f64>)>,
     lifecycle: Vec<(usize, Vec<Lifecycle>)>,
     rss: Vec<(Resource, [u64; 3])>,
@@ -96,6 +98,7 @@ impl Report {
             quick,
             startup: vec![],
             ready: vec![],
+            round_trip: None,
             latency: vec![],
             throughput: vec![],
             lifecycle: vec![],
@@ -113,6 +116,10 @@ impl Report {
                 None => all.push((label, vec![d])),
             }
         }
+    }
+
+    pub fn round_trip(&mut self, stats: Vec<Stats>) {
+        self.round_trip = Some(stats);
     }
 
     pub fn latency(&mut self, input: Input, op: Op, stats: Vec<Stats>) {
@@ -216,12 +223,13 @@ impl Report {
         );
 
         o.push_str("### Latency per call over gRPC (µs)\n\n");
-        let rows: Vec<Vec<String>> = self
-            .latency
-            .iter()
-            .map(|(input, op, s)| {
+        let floor = self.round_trip.iter().map(|s| ("GetPluginInfo (the round trip alone)".to_owned(), s));
+        let calls = self.latency.iter().map(|(input, op, s)| (format!("{} {}", op.label(), input.label()), s));
+        let rows: Vec<Vec<String>> = floor
+            .chain(calls)
+            .map(|(label, s)| {
                 vec![
-                    format!("{} {}", op.label(), input.label()),
+                    label,
                     us(s[W].p50),
                     us(s[W].p99),
                     us(s[N].p50),
