@@ -19,7 +19,7 @@ use cli::{Cli, Command, EngineArgs, PluginCli, RuntimeArgs};
 use commands::{Source, load_component};
 use pulumi_wasm_host::generic::GenericProvider;
 use pulumi_wasm_host::runtime::{Deferred, LoadedProvider, Policy, Runtime, Sandbox};
-use pulumi_wasm_host::server::{EngineLink, ProviderService, WasmProvider, serve};
+use pulumi_wasm_host::server::{EngineLink, ProviderService, WasmProvider, flush_logs, serve};
 use pulumi_wasm_host::store::Store;
 
 fn main() {
@@ -31,10 +31,18 @@ fn main() {
 }
 
 fn run() -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let outcome = dispatch(&runtime);
+    // Blocking work still running (a component compiling behind a warm
+    // start's port line) must not hold the process after it has stopped serving.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    outcome
+}
+
+fn dispatch(runtime: &tokio::runtime::Runtime) -> anyhow::Result<()> {
     let exe = std::env::args_os().next().map(PathBuf::from).unwrap_or_default();
     let plugin_name =
         exe.file_name().and_then(|n| n.to_str()).and_then(|n| n.strip_prefix("pulumi-resource-")).map(str::to_owned);
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     match plugin_name {
         Some(name) => {
             let cli = PluginCli::parse();
@@ -139,12 +147,15 @@ async fn run_serve(
     // component loads from its cached artifact while the engine connects
     // (calls wait for it). Anything else loads before the port line.
     let known = match &config.cache {
-        Some(cache) if component.is_file() => cache.known_file(&component),
+        // A record that does not hold up counts as none: the file is loaded as on a first start.
+        Some(cache) if component.is_file() => cache
+            .known_file(&component)
+            .and_then(|known| semver::Version::parse(&known.version).ok().map(|version| (known, version))),
         _ => None,
     };
-    match known {
-        Some(known) => {
-            let version = semver::Version::parse(&known.version).context("the component's recorded version")?;
+    let served = match known {
+        Some((known, version)) => {
+            tracing::info!("warm start: {} loads behind the port line", component.display());
             // The sandbox is made now so a policy error still stops the start.
             let sandbox = Sandbox::new(&known.name, policy.for_provider(&known.name), &config)?;
             let load = async move {
@@ -171,17 +182,17 @@ async fn run_serve(
                 Ok(loaded.pool)
             };
             let deferred = Deferred::spawn(async move { load.await.map_err(|e: anyhow::Error| format!("{e:#}")) });
-            serve(ProviderService::with_backend(Arc::new(deferred), &version, link), rt.serve_options()).await?;
+            serve(ProviderService::with_backend(Arc::new(deferred), &version, link), rt.serve_options()).await
         }
         None => {
             let runtime = Runtime::new(config)?;
             let loaded = load_file(&runtime, &component, log_tx, &policy).await?;
             log_loaded(&loaded);
-            serve(WasmProvider::new(loaded, link), rt.serve_options()).await?;
+            serve(WasmProvider::new(loaded, link), rt.serve_options()).await
         }
-    }
-    forwarder.abort();
-    Ok(())
+    };
+    flush_logs(forwarder).await;
+    Ok(served?)
 }
 
 /// Reads, hashes and loads a component file, and records it so that its
@@ -229,9 +240,9 @@ async fn run_generic(engine: EngineArgs, rt: RuntimeArgs, beside: Option<&Path>)
     let version = semver::Version::parse(env!("CARGO_PKG_VERSION"))?;
     let link = EngineLink::new(engine.engine_address);
     let forwarder = link.spawn_log_forwarder(log_rx);
-    serve(ProviderService::with_backend(Arc::new(provider), &version, link), rt.serve_options()).await?;
-    forwarder.abort();
-    Ok(())
+    let served = serve(ProviderService::with_backend(Arc::new(provider), &version, link), rt.serve_options()).await;
+    flush_logs(forwarder).await;
+    Ok(served?)
 }
 
 /// `pack --generic`: a plugin folder holding `pulumi-resource-wasm`.

@@ -222,10 +222,14 @@ async fn a_warm_start_loads_whatever_its_cache_lost_and_still_refuses_a_bad_poli
     let engine = TestEngine::start().await;
     let dir = tempfile::tempdir().unwrap();
     let (file, cache) = (dir.path().join("provider.wasm"), dir.path().join("cache"));
-    let mut env = vec![("PULUMI_WASM_CACHE_DIR".to_owned(), cache.to_string_lossy().into_owned())];
+    let mut env = vec![
+        ("PULUMI_WASM_CACHE_DIR".to_owned(), cache.to_string_lossy().into_owned()),
+        ("RUST_LOG".to_owned(), "info".to_owned()),
+    ];
     let args = ["serve".to_owned(), file.to_string_lossy().into_owned(), engine.address.clone()];
     std::fs::copy(component("echo-provider"), &file).unwrap();
     tokio::time::sleep(Duration::from_millis(300)).await;
+    // What it answers, and whether it started warm (serving while its component loads).
     let served = |env: Vec<(String, String)>| {
         let args = args.clone();
         async move {
@@ -233,12 +237,23 @@ async fn a_warm_start_loads_whatever_its_cache_lost_and_still_refuses_a_bad_poli
             let info = p.client.get_plugin_info(()).await.unwrap().into_inner();
             let schema = p.client.get_schema(GetSchemaRequest::default()).await.unwrap().into_inner().schema;
             let echoed = p.client.invoke(invoke("echo:index:echo", json!({"x": 1}))).await.unwrap().into_inner();
-            (info.version, serde_json::from_str::<serde_json::Value>(&schema).unwrap()["name"].clone(), echoed)
+            // Stderr is read as it comes: wait (bounded) for the line.
+            let mut log = p.stderr();
+            for _ in 0..100 {
+                if log.contains("loaded echo") {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                log = p.stderr();
+            }
+            let answers = (info.version, serde_json::from_str::<serde_json::Value>(&schema).unwrap()["name"].clone());
+            ((answers, echoed), log.contains("warm start:"))
         }
     };
-    let first = served(env.clone()).await;
-    assert_eq!(first.1, "echo");
-    assert_eq!(served(env.clone()).await, first, "a warm start answers as the first did");
+    let (first, early) = served(env.clone()).await;
+    assert_eq!(first.0.1, "echo");
+    assert!(!early, "a first start loads before its port line");
+    assert_eq!(served(env.clone()).await, (first.clone(), true), "a warm start answers as the first did");
     let artifacts = || -> Vec<_> {
         std::fs::read_dir(&cache)
             .unwrap()
@@ -248,15 +263,17 @@ async fn a_warm_start_loads_whatever_its_cache_lost_and_still_refuses_a_bad_poli
     };
     // The record still names the file, but its artifact is junk, then gone.
     std::fs::write(&artifacts()[0], b"junk").unwrap();
-    assert_eq!(served(env.clone()).await, first, "a junk artifact: the file is loaded instead");
+    assert_eq!(served(env.clone()).await, (first.clone(), true), "a junk artifact: the file is loaded instead");
     std::fs::remove_file(&artifacts()[0]).unwrap();
-    assert_eq!(served(env.clone()).await, first, "no artifact: the file is loaded instead");
+    assert_eq!(served(env.clone()).await, (first, true), "no artifact: the file is loaded instead");
     assert_eq!(artifacts().len(), 1, "and compiled into the cache again");
     // A policy that cannot be applied stops even a warm start, before its port line.
     let policy = dir.path().join("policy.toml");
     std::fs::write(&policy, "[providers.echo]\ndirs = [{ host = \"/no/such/dir\", guest = \"/d\" }]\n").unwrap();
     env.push(("PULUMI_WASM_POLICY".to_owned(), policy.to_string_lossy().into_owned()));
-    let out = std::process::Command::new(host_bin()).args(&args).envs(env.iter().cloned()).output().unwrap();
+    let run =
+        tokio::process::Command::new(host_bin()).args(&args).envs(env.iter().cloned()).kill_on_drop(true).output();
+    let out = tokio::time::timeout(Duration::from_secs(60), run).await.expect("refused, not served").unwrap();
     assert!(!out.status.success() && out.stdout.is_empty(), "no port line: {out:?}");
     assert!(String::from_utf8_lossy(&out.stderr).contains("/no/such/dir"), "{out:?}");
 }

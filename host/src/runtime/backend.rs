@@ -3,13 +3,11 @@
 //! compiled natively and run in-process (crate `pulumi-wasm-native`) is the
 //! other, so both are served by exactly the same server code.
 
-use std::sync::Arc;
 use std::time::Duration;
-
-use tokio::sync::watch;
 
 use super::RuntimeError;
 use super::bindings::{rp, types};
+use super::deferred::Deferred;
 use super::monitor::WithMonitor;
 use super::pool::{Lease, Pool, SetupCall};
 
@@ -79,15 +77,12 @@ macro_rules! exports {
         impl<B: Backend> Backend for Deferred<B> {
             $(
                 async fn $name(&self, timeout: Option<Duration>, $($arg: $ty),*) -> CallResult<$ret> {
-                    self.ready().await?.$name(timeout, $($arg),*).await
+                    self.ready_within(timeout).await?.$name(timeout, $($arg),*).await
                 }
             )*
 
-            async fn cancel(&self, grace: Duration) {
-                // A backend still loading is waited for, within the grace.
-                if let Ok(Ok(backend)) = tokio::time::timeout(grace, self.ready()).await {
-                    backend.cancel(grace).await;
-                }
+            fn cancel(&self, grace: Duration) -> impl Future<Output = ()> + Send {
+                Deferred::cancel(self, grace)
             }
         }
     };
@@ -117,45 +112,6 @@ exports! {
     list => call_list(req: rp::ListRequest) -> rp::ListResponse;
     get_mapping => call_get_mapping(key: String, provider: String) -> Option<rp::Mapping>;
     get_mappings => call_get_mappings(key: String) -> Vec<String>;
-}
-
-/// A backend that is still being made (a component loading while the
-/// server already listens): every call waits for it, and fails with why
-/// if it could not be made.
-pub struct Deferred<B> {
-    made: watch::Receiver<Option<Result<Arc<B>, String>>>,
-    /// The backend once made: calls after the first take it without the channel's lock.
-    ready: std::sync::OnceLock<Arc<B>>,
-}
-
-impl<B: Backend> Deferred<B> {
-    /// Starts making the backend on the async runtime.
-    pub fn spawn<E: std::fmt::Display>(make: impl Future<Output = Result<Arc<B>, E>> + Send + 'static) -> Self {
-        let (tx, made) = watch::channel(None);
-        tokio::spawn(async move {
-            let made = make.await.map_err(|e| e.to_string());
-            if let Err(e) = &made {
-                // Also on stderr, which the engine shows when the plugin fails.
-                tracing::error!("{e}");
-            }
-            tx.send_replace(Some(made));
-        });
-        Deferred { made, ready: std::sync::OnceLock::new() }
-    }
-
-    /// The backend, once made.
-    pub async fn ready(&self) -> Result<Arc<B>, RuntimeError> {
-        if let Some(backend) = self.ready.get() {
-            return Ok(backend.clone());
-        }
-        let mut made = self.made.clone();
-        let made =
-            made.wait_for(Option::is_some).await.map_err(|_| RuntimeError::NotLoaded("the loader stopped".into()))?;
-        match made.as_ref().expect("waited for") {
-            Ok(backend) => Ok(self.ready.get_or_init(|| backend.clone()).clone()),
-            Err(e) => Err(RuntimeError::NotLoaded(e.clone())),
-        }
-    }
 }
 
 /// Ends a lease with the outcome of an export call. The instance goes back

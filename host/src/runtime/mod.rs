@@ -4,6 +4,7 @@
 mod backend;
 pub mod bindings;
 mod cache;
+mod deferred;
 mod engine;
 mod http;
 mod logs;
@@ -14,8 +15,9 @@ mod pool;
 mod sandbox;
 mod state;
 
-pub use backend::{Backend, CallError, CallResult, Deferred};
+pub use backend::{Backend, CallError, CallResult};
 pub use cache::{ArtifactCache, KnownFile, SeenFile};
+pub use deferred::Deferred;
 pub use engine::{LoadedProvider, Runtime, RuntimeConfig};
 pub use http::is_public;
 pub use logs::{GuestLog, LogQueue, LogSeverity};

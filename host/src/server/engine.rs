@@ -60,6 +60,19 @@ impl EngineLink {
     }
 }
 
+/// After serving: gives the log forwarder a moment to send what is still
+/// queued (the last messages before Cancel matter most), then stops it. It
+/// ends on its own once every sender is gone, as it is once the provider is
+/// dropped.
+pub async fn flush_logs(mut forwarder: tokio::task::JoinHandle<()>) {
+    if tokio::time::timeout(LOG_FLUSH, &mut forwarder).await.is_err() {
+        forwarder.abort();
+    }
+}
+
+/// How long [`flush_logs`] waits: well inside the engine's 5 s before SIGKILL.
+const LOG_FLUSH: Duration = Duration::from_secs(1);
+
 impl EngineLink {
     /// Resolves once the engine stops answering its health service, checked
     /// every `every`, as Pulumi's own plugins do (`rpcutil.Healthcheck`), so
