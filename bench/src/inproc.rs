@@ -11,7 +11,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use pulumi_wasm_host::runtime::bindings::rp;
-use pulumi_wasm_host::runtime::{ArtifactCache, Backend, CallError, Policy, Runtime as WasmRuntime, RuntimeConfig};
+use pulumi_wasm_host::runtime::{
+    ArtifactCache, Backend, CallError, LogQueue, Policy, Runtime as WasmRuntime, RuntimeConfig,
+};
 use pulumi_wasm_native::NativeBackend;
 use pulumirpc as pb;
 
@@ -157,8 +159,14 @@ pub async fn measure(
         tokio::spawn(async move { while rx.recv().await.is_some() {} });
         pools.push(runtime.load(wasm, logs, &Policy::default()).await?.pool);
     }
-    let native_random = NativeBackend::new(random_provider::__pulumi_wasm_provider);
-    let native_echo = NativeBackend::new(echo_provider::__pulumi_wasm_provider);
+    // The native providers' logs go to a queue drained alike, as the pools' do.
+    let drained = || {
+        let (logs, mut rx) = tokio::sync::mpsc::channel(1024);
+        tokio::spawn(async move { while rx.recv().await.is_some() {} });
+        LogQueue::new(logs)
+    };
+    let native_random = NativeBackend::new(random_provider::__pulumi_wasm_provider).with_logs(drained());
+    let native_echo = NativeBackend::new(echo_provider::__pulumi_wasm_provider).with_logs(drained());
     let many = n(Input::SmallMap) * 5;
     let fixed = Fixed([empty_call(pools[0].as_ref(), many).await?, empty_call(&native_random, many).await?]);
     let mut out = Vec::new();

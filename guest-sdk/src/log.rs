@@ -22,9 +22,9 @@ pub fn log(severity: Severity, message: &str, urn: Option<&str>, ephemeral: bool
         };
         l::log(severity, message, urn, ephemeral);
     }
-    // Built natively: to the native host's sink (`Engine.Log`), else stderr (unit tests).
+    // Built natively: to the native host's sink for this call (`Engine.Log`), else stderr.
     #[cfg(not(target_arch = "wasm32"))]
-    match NATIVE_SINK.get() {
+    match NATIVE_SINK.with(|s| s.borrow().clone()) {
         Some(sink) => sink(severity, message, urn, ephemeral),
         None => eprintln!("[{severity:?}] {}{message}", urn.map(|u| format!("{u}: ")).unwrap_or_default()),
     }
@@ -32,18 +32,29 @@ pub fn log(severity: Severity, message: &str, urn: Option<&str>, ephemeral: bool
 
 /// Where a natively built provider's messages go (severity, message, urn, ephemeral).
 #[cfg(not(target_arch = "wasm32"))]
-pub type NativeSink = Box<dyn Fn(Severity, &str, Option<&str>, bool) + Send + Sync>;
+pub type NativeSink = std::sync::Arc<dyn Fn(Severity, &str, Option<&str>, bool) + Send + Sync>;
 
 #[cfg(not(target_arch = "wasm32"))]
-static NATIVE_SINK: std::sync::OnceLock<NativeSink> = std::sync::OnceLock::new();
+thread_local! {
+    static NATIVE_SINK: std::cell::RefCell<Option<NativeSink>> = const { std::cell::RefCell::new(None) };
+}
 
-/// For a native host (`pulumi-wasm-native`): this process's messages go to
-/// `sink` rather than stderr, as a component's go to the host. The first
-/// sink set stays; returns whether this one was.
+/// For a native host (`pulumi-wasm-native`): runs `f` with the messages
+/// logged on this thread going to `sink`, as a component's go to its host.
+/// Per call and per thread, so several providers in one process keep their
+/// messages apart; messages from other threads the provider starts go to stderr.
 #[cfg(not(target_arch = "wasm32"))]
 #[doc(hidden)]
-pub fn set_native_sink(sink: NativeSink) -> bool {
-    NATIVE_SINK.set(sink).is_ok()
+pub fn with_native_sink<R>(sink: &NativeSink, f: impl FnOnce() -> R) -> R {
+    struct Restore(Option<NativeSink>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let previous = self.0.take();
+            NATIVE_SINK.with(|s| *s.borrow_mut() = previous);
+        }
+    }
+    let _restore = Restore(NATIVE_SINK.with(|s| s.borrow_mut().replace(sink.clone())));
+    f()
 }
 
 pub fn debug(message: &str) {

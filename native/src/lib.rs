@@ -35,7 +35,7 @@ use pulumi_wasm_host::runtime::bindings::rp;
 use pulumi_wasm_host::runtime::{Backend, CallError, CallResult, LogQueue, LogSeverity, RuntimeError, SetupCall};
 use pulumi_wasm_host::server::{EngineLink, ProviderService, ServeOptions, serve};
 use pulumi_wasm_sdk::Provider;
-use pulumi_wasm_sdk::log::Severity;
+use pulumi_wasm_sdk::log::{NativeSink, Severity};
 
 /// One provider value per thread that runs calls, keyed by backend. Provider
 /// values need not be `Send` (the SDK's typed providers are not), so they
@@ -61,6 +61,8 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(0);
 pub struct NativeBackend<P> {
     id: u64,
     make: fn() -> P,
+    /// Where the provider's log messages go during its calls (stderr when `None`).
+    logs: Option<NativeSink>,
     setup: Mutex<Arc<Vec<SetupCall>>>,
     cancelled: AtomicBool,
     _provider: PhantomData<fn() -> P>,
@@ -73,10 +75,39 @@ impl<P: Provider> NativeBackend<P> {
         NativeBackend {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             make,
+            logs: None,
             setup: Mutex::default(),
             cancelled: AtomicBool::new(false),
             _provider: PhantomData,
         }
+    }
+
+    /// Sends the provider's log messages to `queue` (to `Engine.Log`, as a
+    /// component's go), rather than stderr.
+    pub fn with_logs(mut self, queue: LogQueue) -> Self {
+        self.logs = Some(Arc::new(move |severity, message: &str, urn: Option<&str>, ephemeral| {
+            let severity = match severity {
+                Severity::Debug => LogSeverity::Debug,
+                Severity::Info => LogSeverity::Info,
+                Severity::Warning => LogSeverity::Warning,
+                Severity::Error => LogSeverity::Error,
+            };
+            queue.send(severity, message.to_owned(), urn.map(str::to_owned), ephemeral);
+        }));
+        self
+    }
+
+    /// Runs provider code with its log messages going where [`Self::with_logs`] said.
+    fn logging<R>(&self, f: impl FnOnce() -> R) -> R {
+        match &self.logs {
+            Some(sink) => pulumi_wasm_sdk::log::with_native_sink(sink, f),
+            None => f(),
+        }
+    }
+
+    /// Whether the engine has cancelled (Cancel reached this backend).
+    pub fn is_cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::Relaxed)
     }
 
     /// The provider's package name and version.
@@ -100,18 +131,21 @@ impl<P: Provider> NativeBackend<P> {
     ) -> CallResult<T> {
         let mut slot = self.take();
         let calls = self.setup.lock().expect("setup lock").clone();
-        let outcome = catch_unwind(AssertUnwindSafe(|| {
-            let inst = slot.get_or_insert_with(|| Instance { provider: (self.make)(), applied: 0, cancelled: false });
-            if self.cancelled.load(Ordering::Relaxed) && !inst.cancelled {
-                inst.cancelled = true;
-                inst.provider.cancel();
-            }
-            while inst.applied < calls.len() {
-                replay(&mut inst.provider, &calls[inst.applied])?;
-                inst.applied += 1;
-            }
-            Ok(call(&mut inst.provider))
-        }));
+        let outcome = self.logging(|| {
+            catch_unwind(AssertUnwindSafe(|| {
+                let inst =
+                    slot.get_or_insert_with(|| Instance { provider: (self.make)(), applied: 0, cancelled: false });
+                if self.cancelled.load(Ordering::Relaxed) && !inst.cancelled {
+                    inst.cancelled = true;
+                    inst.provider.cancel();
+                }
+                while inst.applied < calls.len() {
+                    replay(&mut inst.provider, &calls[inst.applied])?;
+                    inst.applied += 1;
+                }
+                Ok(call(&mut inst.provider))
+            }))
+        });
         let result = match outcome {
             Ok(Ok(r)) => r,
             Ok(Err(replay)) => return Err(CallError::Runtime(replay)),
@@ -237,7 +271,7 @@ impl<P: Provider> Backend for NativeBackend<P> {
         self.cancelled.store(true, Ordering::Relaxed);
         if let Some(mut inst) = self.take() {
             inst.cancelled = true;
-            if catch_unwind(AssertUnwindSafe(|| inst.provider.cancel())).is_ok() {
+            if self.logging(|| catch_unwind(AssertUnwindSafe(|| inst.provider.cancel()))).is_ok() {
                 self.put(inst);
             }
         }
@@ -266,28 +300,17 @@ pub struct PluginArgs {
 /// Serves a provider until the engine cancels or the process is interrupted:
 /// listen on 127.0.0.1, print the port, serve `ResourceProvider` and health.
 pub async fn serve_native<P: Provider>(make: fn() -> P, engine_address: Option<String>) -> anyhow::Result<()> {
-    let backend = Arc::new(NativeBackend::new(make));
-    let (name, version) = backend.info()?;
-    tracing::info!("serving {name} {version} natively");
     let link = EngineLink::new(engine_address);
     // The provider's messages reach the engine as a component's do: the same
     // queue, size limits and budget, the same forwarder.
     let (tx, rx) = tokio::sync::mpsc::channel(1024);
     let forwarder = link.spawn_log_forwarder(rx);
-    let queue = LogQueue::new(tx);
-    pulumi_wasm_sdk::log::set_native_sink(Box::new(move |severity, message, urn, ephemeral| {
-        let severity = match severity {
-            Severity::Debug => LogSeverity::Debug,
-            Severity::Info => LogSeverity::Info,
-            Severity::Warning => LogSeverity::Warning,
-            Severity::Error => LogSeverity::Error,
-        };
-        queue.send(severity, message.to_owned(), urn.map(str::to_owned), ephemeral);
-    }));
-    let service = ProviderService::with_backend(backend, &version, link);
-    serve(service, ServeOptions::default()).await?;
-    forwarder.abort();
-    Ok(())
+    let backend = Arc::new(NativeBackend::new(make).with_logs(LogQueue::new(tx)));
+    let (name, version) = backend.info()?;
+    tracing::info!("serving {name} {version} natively");
+    let served = serve(ProviderService::with_backend(backend, &version, link), ServeOptions::default()).await;
+    pulumi_wasm_host::server::flush_logs(forwarder).await;
+    Ok(served?)
 }
 
 /// The `main` of a native provider plugin, started by the engine exactly like

@@ -135,3 +135,72 @@ async fn a_deferred_backend_waits_for_its_backend_or_says_why_it_failed() {
         }
     }
 }
+
+/// A Cancel that arrives while the backend is still being made is not
+/// lost; a call waits no longer than its deadline; a loader that panics
+/// is reported with its message.
+#[tokio::test]
+async fn a_deferred_backend_is_cancelled_once_made_and_bounds_every_wait() {
+    use pulumi_wasm_host::runtime::Deferred;
+    use std::time::Duration;
+    let (made_tx, made_rx) = tokio::sync::oneshot::channel::<()>();
+    let deferred = Arc::new(Deferred::spawn(async move {
+        made_rx.await.map_err(|e| e.to_string())?;
+        Ok::<_, String>(backend())
+    }));
+    match deferred.invoke(Some(Duration::from_millis(50)), invoke("echo:index:config")).await {
+        Err(CallError::Runtime(RuntimeError::Deadline { .. })) => {}
+        other => panic!("a call's deadline bounds its wait, got {:?}", other.map(|_| ())),
+    }
+    // The grace runs out before the backend is made.
+    deferred.cancel(Duration::from_millis(20)).await;
+    made_tx.send(()).unwrap();
+    let made = deferred.ready().await.unwrap();
+    assert!(made.is_cancelled(), "the backend made after Cancel starts cancelled");
+
+    let panics = Deferred::spawn(async {
+        if true {
+            panic!("the artifact is malformed");
+        }
+        Ok::<_, String>(backend())
+    });
+    match panics.ready().await {
+        Err(e @ RuntimeError::NotLoaded(_)) => assert!(e.to_string().contains("the artifact is malformed"), "{e}"),
+        other => panic!("expected NotLoaded, got {:?}", other.map(|_| ())),
+    }
+}
+
+/// Several native backends in one process keep their providers' messages
+/// apart, each to its own queue (as each component's go to its pool's).
+#[tokio::test]
+async fn each_native_backend_logs_to_its_own_queue() {
+    use pulumi_wasm_host::convert::value::struct_to_wit as wit;
+    use pulumi_wasm_host::runtime::{LogQueue, LogSeverity};
+    let with_queue = || {
+        let (tx, rx) = tokio::sync::mpsc::channel(16);
+        (Arc::new(NativeBackend::new(echo_provider::__pulumi_wasm_provider).with_logs(LogQueue::new(tx))), rx)
+    };
+    let ((a, mut a_logs), (b, mut b_logs)) = (with_queue(), with_queue());
+    let log = |message: &str, urn: &str| rp::InvokeRequest {
+        token: "echo:index:log".into(),
+        args: wit(&prost_types::Struct {
+            fields: [("message", message), ("urn", urn)]
+                .into_iter()
+                .map(|(k, v)| {
+                    (k.to_owned(), prost_types::Value { kind: Some(prost_types::value::Kind::StringValue(v.into())) })
+                })
+                .collect(),
+        })
+        .unwrap(),
+        preview: false,
+    };
+    a.invoke(None, log("from a", "urn:a")).await.unwrap();
+    b.invoke(None, log("from b", "urn:b")).await.unwrap();
+    let (got_a, got_b) = (a_logs.try_recv().unwrap(), b_logs.try_recv().unwrap());
+    assert_eq!(
+        (got_a.message.as_str(), got_a.urn.as_deref(), got_a.severity),
+        ("from a", Some("urn:a"), LogSeverity::Warning)
+    );
+    assert_eq!((got_b.message.as_str(), got_b.urn.as_deref()), ("from b", Some("urn:b")));
+    assert!(a_logs.try_recv().is_err() && b_logs.try_recv().is_err(), "one message each, none crossed over");
+}
