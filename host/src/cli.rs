@@ -158,8 +158,10 @@ pub struct RuntimeArgs {
     /// Deadline for calls whose request has no timeout, in seconds (a policy's `timeout-s` wins).
     #[arg(long, env = "PULUMI_WASM_CALL_TIMEOUT", default_value_t = 900)]
     pub call_timeout: u64,
-    /// Where compiled components are cached (default: `artifacts/` in the provider store).
-    #[arg(long, env = "PULUMI_WASM_CACHE_DIR")]
+    /// Where compiled components are cached (default: $PULUMI_WASM_CACHE_DIR if
+    /// set and not empty, else `artifacts/` in the provider store).
+    // Not clap's `env`: the library reads the variable (empty is unset), so both agree.
+    #[arg(long)]
     pub cache_dir: Option<PathBuf>,
     /// Compile every time instead of using the cache.
     #[arg(long)]

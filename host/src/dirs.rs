@@ -36,8 +36,9 @@ fn store_dir_from(var: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
 }
 
 fn cache_dir_from(var: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
-    // Set at all, it wins, as it always has (unlike the store's variables, empty is not unset).
-    if let Some(d) = var("PULUMI_WASM_CACHE_DIR") {
+    // Empty is unset, as for the store: an empty path would be the working
+    // directory (a project's), whose files would then load as native code.
+    if let Some(d) = var("PULUMI_WASM_CACHE_DIR").filter(|d| !d.is_empty()) {
         return Some(PathBuf::from(d));
     }
     store_dir_from(var).map(|root| artifact_dir(&root))
@@ -77,6 +78,8 @@ mod tests {
         // PULUMI_WASM_CACHE_DIR overrides all of them.
         let cache = [("PULUMI_WASM_CACHE_DIR", "/k"), ("PULUMI_WASM_STORE", "/s"), ("HOME", "/h")];
         assert_eq!(cache_dir_from(env(&cache)), Some("/k".into()));
+        let empty = [("PULUMI_WASM_CACHE_DIR", ""), ("PULUMI_WASM_STORE", "/s")];
+        assert_eq!(cache_dir_from(env(&empty)), Some("/s/artifacts".into()), "empty is unset");
         assert_eq!(cache_dir_from(env(&[])), None);
     }
 }
