@@ -312,6 +312,8 @@ async fn args_are_validated_and_sources_resolve_from_the_store() {
     let mut q = bench.start("store").await;
     let err = by_args(&mut q, &[junk.to_str().unwrap()]).await.unwrap_err();
     assert_status(&err, Code::FailedPrecondition, &["not a WebAssembly component"]);
+    let kept = bench.store("store").join("blobs/sha256").join(format!("{}.wasm", sha256_of(&junk)));
+    assert!(!kept.exists(), "bytes that are not a provider are not kept in the store");
     assert_eq!(by_args(&mut q, &["random@^0.1"]).await.unwrap().name, "random");
 }
 

@@ -124,13 +124,11 @@ impl GenericProvider {
         let flags = form.grants.grants()?;
         let mut units = self.units.lock().await;
         let fetched = source::fetch(&form.source, &self.store).await?;
-        if !fetched.in_store {
-            source::cache(fetched.wasm.clone(), &self.store).await;
-        }
         // The grants: the user's policy for the component's own name, plus the flags.
         let mut policy = self.policy.clone();
         policy.defaults.merge(flags);
-        let unit = self.unit(&mut units, &fetched.digest, fetched.wasm, &policy).await?;
+        let unit = self.unit(&mut units, &fetched.digest, fetched.wasm.clone(), &policy).await?;
+        self.keep(&fetched).await;
         let pinned = Pinned {
             digest: format!("sha256:{}", fetched.digest),
             source: fetched.source,
@@ -173,13 +171,8 @@ impl GenericProvider {
         }
         let mut units = self.units.lock().await;
         let fetched = source::fetch_pinned(&parameter.component, &self.store).await?;
-        // Fetched again from the recorded source (digest checked): keep it, so
-        // later runs find it in the store instead of fetching every time.
-        if !fetched.in_store {
-            source::cache(fetched.wasm.clone(), &self.store).await;
-        }
         let pinned = Policy { defaults: parameter.grants.clone(), providers: Default::default() };
-        let unit = self.unit(&mut units, &fetched.digest, fetched.wasm, &pinned).await?;
+        let unit = self.unit(&mut units, &fetched.digest, fetched.wasm.clone(), &pinned).await?;
         let own = (&unit.loaded.name, unit.loaded.version.to_string());
         if (own.0, &own.1) != (&parameter.component.name, &parameter.component.version) {
             return Err(GenericError::Value(format!(
@@ -187,6 +180,9 @@ impl GenericProvider {
                 own.0, own.1, parameter.component.name, parameter.component.version
             )));
         }
+        // Fetched again from the recorded source (digest checked, and it is
+        // what the value says): kept, so later runs need not fetch it again.
+        self.keep(&fetched).await;
         if let Some(g) = &parameter.guest {
             let request = rp::ParameterizeRequest::Value(rp::ParameterValue {
                 name: g.name.clone(),
@@ -202,6 +198,14 @@ impl GenericProvider {
             }
         }
         self.add(parameter, unit)
+    }
+
+    /// Keeps fetched bytes in the store's blobs, once they have loaded as the
+    /// component they were taken for (nothing else is kept). Best effort.
+    async fn keep(&self, fetched: &source::Fetched) {
+        if !fetched.in_store {
+            source::cache(fetched.wasm.clone(), &self.store).await;
+        }
     }
 
     /// The unit for this component under `policy`, loading it when new.
