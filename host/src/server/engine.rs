@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use tokio::sync::{mpsc, watch};
 use tonic::Code;
-use tonic::transport::Channel;
+use tonic::codegen::http::uri::InvalidUri;
+use tonic::transport::{Channel, Endpoint};
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_client::HealthClient;
 
@@ -87,8 +88,7 @@ impl EngineLink {
                 tokio::time::sleep(every).await;
                 let Some(current) = addr.borrow().clone() else { continue };
                 if client.as_ref().is_none_or(|(a, _)| *a != current) {
-                    let uri = if current.contains("://") { current.clone() } else { format!("http://{current}") };
-                    match Channel::from_shared(uri) {
+                    match endpoint(&current) {
                         Ok(endpoint) => client = Some((current.clone(), HealthClient::new(endpoint.connect_lazy()))),
                         Err(_) => continue,
                     }
@@ -106,9 +106,14 @@ impl EngineLink {
     }
 }
 
-async fn connect(addr: &str) -> Option<EngineClient<Channel>> {
+/// The engine's address (`host:port`, or a URI) as a gRPC endpoint.
+fn endpoint(addr: &str) -> Result<Endpoint, InvalidUri> {
     let uri = if addr.contains("://") { addr.to_owned() } else { format!("http://{addr}") };
-    match Channel::from_shared(uri) {
+    Channel::from_shared(uri)
+}
+
+async fn connect(addr: &str) -> Option<EngineClient<Channel>> {
+    match endpoint(addr) {
         Ok(endpoint) => match endpoint.connect().await {
             Ok(ch) => Some(EngineClient::new(ch)),
             Err(e) => {
