@@ -158,16 +158,17 @@ async fn run_serve(
             tracing::info!("warm start: {} loads behind the port line", component.display());
             // The sandbox is made now so a policy error still stops the start.
             let sandbox = Sandbox::new(&known.name, policy.for_provider(&known.name), &config)?;
+            // What the record promises; a file loaded instead must be the same.
+            let expected = (known.name.clone(), version.clone());
             let load = async move {
                 let runtime = Runtime::new(config)?;
-                let expected = (known.name.clone(), known.version.clone());
                 let cached = runtime.load_known(known, log_tx.clone(), sandbox).await;
                 let loaded = match cached.with_context(|| format!("loading {}", component.display()))? {
                     Some(loaded) => loaded,
                     // The artifact is gone: load the file as on a first start.
                     None => {
                         let loaded = load_file(&runtime, &component, log_tx, &policy).await?;
-                        if (loaded.name.clone(), loaded.version.to_string()) != expected {
+                        if (&loaded.name, &loaded.version) != (&expected.0, &expected.1) {
                             bail!(
                                 "{} changed while starting (now {} {})",
                                 component.display(),

@@ -102,16 +102,25 @@ async fn values_round_trip_through_invoke() {
     assert_eq!(map(out.outputs).unwrap(), props! { "s" => "x" });
 }
 
+/// A `Deferred` native backend, made once the sender is told to.
+fn made_when_told() -> (
+    tokio::sync::oneshot::Sender<()>,
+    Arc<pulumi_wasm_host::runtime::Deferred<NativeBackend<impl pulumi_wasm_sdk::Provider>>>,
+) {
+    let (made_tx, made_rx) = tokio::sync::oneshot::channel::<()>();
+    let deferred = pulumi_wasm_host::runtime::Deferred::spawn(async move {
+        made_rx.await.map_err(|e| e.to_string())?;
+        Ok::<_, String>(backend())
+    });
+    (made_tx, Arc::new(deferred))
+}
+
 /// `Deferred` (what a warm start serves while its component loads) over a
 /// real backend: calls wait for it, and all fail alike if it is not made.
 #[tokio::test]
 async fn a_deferred_backend_waits_for_its_backend_or_says_why_it_failed() {
     use pulumi_wasm_host::runtime::Deferred;
-    let (made_tx, made_rx) = tokio::sync::oneshot::channel::<()>();
-    let deferred = Arc::new(Deferred::spawn(async move {
-        made_rx.await.map_err(|e| e.to_string())?;
-        Ok::<_, String>(backend())
-    }));
+    let (made_tx, deferred) = made_when_told();
     let waiting = tokio::spawn({
         let d = deferred.clone();
         async move { d.invoke(None, invoke("echo:index:config")).await }
@@ -143,11 +152,7 @@ async fn a_deferred_backend_waits_for_its_backend_or_says_why_it_failed() {
 async fn a_deferred_backend_is_cancelled_once_made_and_bounds_every_wait() {
     use pulumi_wasm_host::runtime::Deferred;
     use std::time::Duration;
-    let (made_tx, made_rx) = tokio::sync::oneshot::channel::<()>();
-    let deferred = Arc::new(Deferred::spawn(async move {
-        made_rx.await.map_err(|e| e.to_string())?;
-        Ok::<_, String>(backend())
-    }));
+    let (made_tx, deferred) = made_when_told();
     match deferred.invoke(Some(Duration::from_millis(50)), invoke("echo:index:config")).await {
         Err(CallError::Runtime(RuntimeError::Deadline { .. })) => {}
         other => panic!("a call's deadline bounds its wait, got {:?}", other.map(|_| ())),
