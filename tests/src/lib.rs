@@ -7,13 +7,15 @@ pub mod json;
 pub mod monitor;
 pub mod plugin;
 pub mod registry;
+pub mod token;
 
 pub use api::KvApi;
 pub use engine::TestEngine;
 pub use json::{from_struct, to_struct};
 pub use monitor::TestMonitor;
 pub use plugin::{Launch, Plugin, PolicyAt};
-pub use registry::Registry;
+pub use registry::{Auth, Registry};
+pub use token::TokenService;
 
 use std::path::PathBuf;
 

@@ -1,5 +1,7 @@
 //! A real OCI registry: Debian's `docker-registry` (distribution v2.8) on a
-//! free loopback port, storing in a temporary directory, killed on drop.
+//! free loopback port, storing in a temporary directory, killed on drop;
+//! open, behind basic auth (htpasswd), or behind a bearer-token service
+//! (`token.rs`) the way ghcr.io and Docker Hub are.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -7,13 +9,27 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::token::{self, TokenService};
+
 pub struct Registry {
     /// `127.0.0.1:PORT`.
     pub address: String,
     /// The storage root (`docker/registry/v2/...` below it).
     pub storage: PathBuf,
+    /// The token service, for a registry started with [`Auth::Token`].
+    pub tokens: Option<TokenService>,
     child: Child,
     dir: tempfile::TempDir,
+}
+
+/// Who may use a registry.
+pub enum Auth<'a> {
+    /// Anyone, for anything.
+    Open,
+    /// Basic auth: these users (name, password), for anything.
+    Basic(&'a [(&'a str, &'a str)]),
+    /// Bearer tokens from a [`TokenService`]: anyone may pull, these users may push.
+    Token(&'a [(&'a str, &'a str)]),
 }
 
 /// `$PULUMI_WASM_REGISTRY_BIN`, else `docker-registry` from `/usr/bin` or the `PATH`.
@@ -37,11 +53,41 @@ fn registry_bin() -> PathBuf {
 }
 
 impl Registry {
-    /// Starts a registry and waits until `GET /v2/` answers 200.
+    /// Starts an open registry and waits until it answers.
     pub fn start() -> Registry {
+        Registry::start_with(Auth::Open)
+    }
+
+    /// Starts a registry with `auth` and waits until `GET /v2/` answers.
+    pub fn start_with(auth: Auth) -> Registry {
         let bin = registry_bin();
         let mut dir = tempfile::tempdir().expect("a temporary directory");
         let storage = dir.path().join("storage");
+        let (auth_yaml, mut tokens) = match auth {
+            Auth::Open => (String::new(), None),
+            Auth::Basic(users) => {
+                let file = dir.path().join("htpasswd");
+                let lines: Vec<String> = users
+                    .iter()
+                    .map(|(user, password)| format!("{user}:{}", bcrypt::hash(password, 4).expect("bcrypt")))
+                    .collect();
+                std::fs::write(&file, lines.join("\n") + "\n").expect("writing htpasswd");
+                (format!("auth:\n  htpasswd:\n    realm: tests\n    path: {}\n", file.display()), None)
+            }
+            Auth::Token(users) => {
+                let service = TokenService::start(users);
+                let bundle = dir.path().join("token-issuer.pem");
+                std::fs::write(&bundle, service.certificate_pem()).expect("writing the token issuer's certificate");
+                let yaml = format!(
+                    "auth:\n  token:\n    realm: {}\n    service: {}\n    issuer: {}\n    rootcertbundle: {}\n",
+                    service.realm(),
+                    token::SERVICE,
+                    token::ISSUER,
+                    bundle.display()
+                );
+                (yaml, Some(service))
+            }
+        };
         // The port is free when asked; another process may take it before the
         // registry binds it, so a registry that exits at once is retried.
         for _ in 0..5 {
@@ -51,7 +97,7 @@ impl Registry {
             let yaml = format!(
                 "version: 0.1\nlog:\n  level: warn\n  accesslog:\n    disabled: true\n\
                  storage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\n\
-                 http:\n  addr: {address}\n",
+                 http:\n  addr: {address}\n{auth_yaml}",
                 storage.display()
             );
             std::fs::write(&config, yaml).expect("writing the registry config");
@@ -65,10 +111,11 @@ impl Registry {
                 .stderr(log)
                 .spawn()
                 .unwrap_or_else(|e| panic!("starting {}: {e}", bin.display()));
-            let mut registry = Registry { address, storage: storage.clone(), child, dir };
+            let mut registry = Registry { address, storage: storage.clone(), tokens: tokens.take(), child, dir };
             if registry.wait_ready() {
                 return registry;
             }
+            tokens = registry.tokens.take();
             dir = registry.stop();
         }
         panic!(
@@ -77,14 +124,15 @@ impl Registry {
         );
     }
 
-    /// True once `GET /v2/` answers 200; false if the process exits first.
+    /// True once `GET /v2/` answers (200, or 401 behind auth); false if the process exits first.
     fn wait_ready(&mut self) -> bool {
         let deadline = Instant::now() + Duration::from_secs(20);
         while Instant::now() < deadline {
             if let Ok(Some(_)) = self.child.try_wait() {
                 return false;
             }
-            if self.http("GET", "/v2/", &[], b"").is_ok_and(|(status, _)| status == 200) {
+            // 401 is an answer too: the registry is up and wants credentials.
+            if self.http("GET", "/v2/", &[], b"").is_ok_and(|(status, _)| status == 200 || status == 401) {
                 return true;
             }
             std::thread::sleep(Duration::from_millis(50));

@@ -1,11 +1,13 @@
 //! Distribution through a real OCI registry (Debian's `docker-registry`),
 //! through the real `pulumi-wasm` binary: push, pull by tag and by digest,
-//! `oci://` component arguments, tampering, a foreign layout, plain HTTP, progress.
+//! `oci://` component arguments, tampering, a foreign layout, plain HTTP, progress,
+//! and credentials: basic auth and the bearer-token flow, from the environment
+//! or from what `docker login` stored (including a credential helper).
 
 use std::path::Path;
 
 use e2e_tests::registry::padded_component;
-use e2e_tests::{Plugin, Registry, TestEngine, cache_dir, component, host_bin};
+use e2e_tests::{Auth, Plugin, Registry, TestEngine, cache_dir, component, host_bin};
 use serde_json::{Value, json};
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -24,6 +26,8 @@ fn run_env(store: &Path, args: &[&str], env: &[(&str, &str)]) -> (bool, String, 
         .env_remove("PULUMI_WASM_OCI_INSECURE")
         .env_remove("PULUMI_WASM_OCI_USERNAME")
         .env_remove("PULUMI_WASM_OCI_PASSWORD")
+        // No `docker login` state unless a test gives one.
+        .env("DOCKER_CONFIG", "/nonexistent/docker-config")
         .envs(env.iter().copied())
         .output()
         .expect("runs pulumi-wasm");
@@ -233,4 +237,137 @@ fn plain_http_only_for_loopback_unless_insecure() {
     let (success, out, err) =
         run_env(&puller, &["pull", &format!("{elsewhere}:{VERSION}")], &[("PULUMI_WASM_OCI_INSECURE", "1")]);
     assert!(success && out.contains("installed random"), "{out}\n{err}");
+}
+
+/// A Docker config directory whose `config.json` is `config`.
+fn docker_config(dir: &Path, config: Value) -> String {
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join("config.json"), config.to_string()).unwrap();
+    dir.to_string_lossy().into_owned()
+}
+
+fn basic(user: &str, password: &str) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"))
+}
+
+#[test]
+fn a_token_registry_lets_anyone_pull_and_its_users_push() {
+    // ghcr.io's shape: every request needs a bearer token; anonymous tokens may pull.
+    let registry = Registry::start_with(Auth::Token(&[("alice", "s3cret")]));
+    let tokens = registry.tokens.as_ref().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let random = component("random-provider");
+    let random = random.to_str().unwrap();
+    let repo = format!("{}/acme/random", registry.address);
+
+    // No credentials: the push is refused, and the message says how to give some.
+    let err = fails(&dir.path().join("a"), &["push", random, &repo]);
+    assert!(err.contains(&format!("run `docker login {}`", registry.address)), "{err}");
+    assert!(!tokens.log().iter().any(|l| l.contains("push ->") && l.ends_with("push")), "{:?}", tokens.log());
+
+    // The environment's credentials are exchanged for a token that may push.
+    let env = [("PULUMI_WASM_OCI_USERNAME", "alice"), ("PULUMI_WASM_OCI_PASSWORD", "s3cret")];
+    let (success, out, err) = run_env(&dir.path().join("a"), &["push", random, &repo], &env);
+    assert!(success && out.contains("pinned:"), "{out}\n{err}");
+    let granted = "alice repository:acme/random:pull,push -> pull,push".to_owned();
+    assert!(tokens.log().contains(&granted), "{:?}", tokens.log());
+
+    // Anyone pulls, with an anonymous token: the public-artifact flow.
+    let (out, _) = ok(&dir.path().join("b"), &["pull", &format!("{repo}:{VERSION}")]);
+    assert!(out.contains(&format!("installed random {VERSION}")), "{out}");
+    assert!(tokens.log().contains(&"anonymous repository:acme/random:pull -> pull".to_owned()), "{:?}", tokens.log());
+
+    // A wrong password is refused by the token service, and the message names whose it was.
+    let env = [("PULUMI_WASM_OCI_USERNAME", "alice"), ("PULUMI_WASM_OCI_PASSWORD", "wrong")];
+    let (success, _, err) = run_env(&dir.path().join("c"), &["pull", &format!("{repo}:{VERSION}")], &env);
+    assert!(!success, "{err}");
+    assert!(err.contains("the registry refused user 'alice' from PULUMI_WASM_OCI_USERNAME"), "{err}");
+}
+
+#[test]
+fn docker_login_credentials_are_used_for_their_registry_only() {
+    let registry = Registry::start_with(Auth::Token(&[("alice", "s3cret")]));
+    let tokens = registry.tokens.as_ref().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let random = component("random-provider");
+    let random = random.to_str().unwrap();
+    let repo = format!("{}/acme/random", registry.address);
+    let store = dir.path().join("store");
+
+    // `auths`, as `docker login` writes it without a credential store.
+    let config = docker_config(
+        &dir.path().join("plain"),
+        json!({ "auths": { registry.address.clone(): { "auth": basic("alice", "s3cret") } } }),
+    );
+    let (success, out, err) =
+        run_env(&store, &["push", random, &format!("{repo}:auths")], &[("DOCKER_CONFIG", &config)]);
+    assert!(success && out.contains("pinned:"), "{out}\n{err}");
+
+    // A credential helper (`docker-credential-<name> get`, the server on stdin).
+    let bin = dir.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let helper = bin.join("docker-credential-e2etest");
+    std::fs::write(
+        &helper,
+        "#!/bin/sh\nread server\nprintf '{\"ServerURL\":\"%s\",\"Username\":\"alice\",\"Secret\":\"s3cret\"}' \"$server\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&helper, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let config =
+        docker_config(&dir.path().join("helper"), json!({ "credHelpers": { registry.address.clone(): "e2etest" } }));
+    let env = [("DOCKER_CONFIG", config.as_str()), ("PATH", path.as_str())];
+    let (success, out, err) = run_env(&store, &["push", random, &format!("{repo}:helper")], &env);
+    assert!(success && out.contains("pinned:"), "{out}\n{err}");
+    let pushes = tokens.log().iter().filter(|l| l.starts_with("alice ") && l.ends_with("-> pull,push")).count();
+    assert_eq!(pushes, 2, "{:?}", tokens.log());
+
+    // The environment wins over the config; and another registry's entry is not used.
+    let env = [
+        ("DOCKER_CONFIG", config.as_str()),
+        ("PATH", path.as_str()),
+        ("PULUMI_WASM_OCI_USERNAME", "alice"),
+        ("PULUMI_WASM_OCI_PASSWORD", "wrong"),
+    ];
+    let (success, _, err) = run_env(&store, &["push", random, &format!("{repo}:env")], &env);
+    assert!(!success && err.contains("from PULUMI_WASM_OCI_USERNAME"), "{err}");
+    let elsewhere = docker_config(
+        &dir.path().join("elsewhere"),
+        json!({ "auths": { "registry.example.com": { "auth": basic("alice", "s3cret") } } }),
+    );
+    let (success, _, err) =
+        run_env(&store, &["push", random, &format!("{repo}:other")], &[("DOCKER_CONFIG", &elsewhere)]);
+    assert!(!success && err.contains("the registry wants credentials"), "{err}");
+
+    // A helper that fails is an error that names the file, not a silent anonymous try.
+    let config = docker_config(
+        &dir.path().join("broken"),
+        json!({ "credHelpers": { registry.address.clone(): "missing-helper" } }),
+    );
+    let (success, _, err) = run_env(&store, &["pull", &format!("{repo}:auths")], &[("DOCKER_CONFIG", &config)]);
+    assert!(!success && err.contains("cannot be read") && err.contains(&config), "{err}");
+}
+
+#[test]
+fn a_basic_auth_registry_takes_the_same_credentials() {
+    let registry = Registry::start_with(Auth::Basic(&[("bob", "hunter2")]));
+    let dir = tempfile::tempdir().unwrap();
+    let random = component("random-provider");
+    let random = random.to_str().unwrap();
+    let repo = format!("{}/acme/random", registry.address);
+
+    let err = fails(&dir.path().join("a"), &["push", random, &repo]);
+    assert!(err.contains("401") && err.contains("the registry wants credentials"), "{err}");
+    let config = docker_config(
+        &dir.path().join("docker"),
+        json!({ "auths": { registry.address.clone(): { "auth": basic("bob", "hunter2") } } }),
+    );
+    let (success, out, err) = run_env(&dir.path().join("a"), &["push", random, &repo], &[("DOCKER_CONFIG", &config)]);
+    assert!(success && out.contains("pinned:"), "{out}\n{err}");
+    let (success, out, err) =
+        run_env(&dir.path().join("b"), &["pull", &format!("{repo}:{VERSION}")], &[("DOCKER_CONFIG", &config)]);
+    assert!(success && out.contains(&format!("installed random {VERSION}")), "{out}\n{err}");
+    let err = fails(&dir.path().join("c"), &["pull", &format!("{repo}:{VERSION}")]);
+    assert!(err.contains("the registry wants credentials"), "{err}");
 }

@@ -10,15 +10,15 @@
 //! `runtime`: the caller supplies the package name and version.
 
 mod artifact;
+mod auth;
 mod progress;
 mod reference;
 
 use bytes::Bytes;
 use futures::StreamExt;
 use oci_client::client::{ClientConfig, ClientProtocol};
-use oci_client::errors::{DigestError, OciDistributionError};
+use oci_client::errors::{DigestError, OciDistributionError, OciErrorCode};
 use oci_client::manifest::OCI_IMAGE_MEDIA_TYPE;
-use oci_client::secrets::RegistryAuth;
 use oci_client::{Client, RegistryOperation};
 use sha2::{Digest, Sha256};
 
@@ -53,10 +53,44 @@ pub enum OciError {
     #[error("cannot push to {reference}: {why}")]
     CannotPush { reference: String, why: String },
     /// The message carries `error`'s whole chain (reqwest keeps the cause, e.g. "connection refused", in its source).
-    #[error("{op} {reference}: {}", chain(error))]
-    Registry { op: &'static str, reference: String, error: OciDistributionError },
+    #[error("{op} {reference}: {}{hint}", chain(error))]
+    Registry { op: &'static str, reference: String, error: OciDistributionError, hint: String },
     #[error("set both PULUMI_WASM_OCI_USERNAME and PULUMI_WASM_OCI_PASSWORD, or neither")]
     HalfCredentials,
+    #[error("the credentials for {registry} in {} cannot be read: {why}", file.display())]
+    Credentials { registry: String, file: std::path::PathBuf, why: String },
+}
+
+impl OciError {
+    /// A registry failure; one that refused the credentials says which were
+    /// used and how to give others.
+    fn registry(op: &'static str, reference: &Reference, error: OciDistributionError, used: &auth::Source) -> Self {
+        let hint = if !refused(&error) {
+            String::new()
+        } else if used.is_anonymous() {
+            format!(
+                " (the registry wants credentials: run `docker login {}`, or set PULUMI_WASM_OCI_USERNAME and PULUMI_WASM_OCI_PASSWORD)",
+                reference.registry
+            )
+        } else {
+            format!(" (the registry refused {used})")
+        };
+        OciError::Registry { op, reference: reference.to_string(), error, hint }
+    }
+}
+
+/// Whether the registry or its token service turned the credentials down.
+fn refused(error: &OciDistributionError) -> bool {
+    use OciDistributionError as E;
+    match error {
+        E::AuthenticationFailure(_) | E::UnauthorizedError { .. } => true,
+        E::RequestError(e) => e.status().is_some_and(|s| s == 401 || s == 403),
+        E::ServerError { code, .. } => *code == 401 || *code == 403,
+        E::RegistryError { envelope, .. } => {
+            envelope.errors.iter().any(|e| matches!(e.code, OciErrorCode::Unauthorized | OciErrorCode::Denied))
+        }
+        _ => false,
+    }
 }
 
 /// `error: its source: its source's source...`.
@@ -79,8 +113,9 @@ fn chain(error: &dyn std::error::Error) -> String {
 pub struct OciOptions {
     /// Plain HTTP to any registry, not only loopback ones.
     pub insecure: bool,
-    /// Basic-auth username and password; anonymous when `None`. Either way a
-    /// registry that answers with a bearer-token challenge gets the token flow.
+    /// Basic-auth username and password for every registry; when `None`,
+    /// each registry gets what `docker login` stored for it, if anything
+    /// (see `auth.rs`).
     pub credentials: Option<(String, String)>,
 }
 
@@ -97,11 +132,13 @@ impl OciOptions {
         Ok(OciOptions { insecure, credentials })
     }
 
-    fn auth(&self) -> RegistryAuth {
-        match &self.credentials {
-            Some((user, password)) => RegistryAuth::Basic(user.clone(), password.clone()),
-            None => RegistryAuth::Anonymous,
-        }
+    /// The credentials for `reference`'s registry, looked up on a blocking
+    /// thread (a Docker credential helper is a process).
+    async fn credentials(&self, reference: &Reference) -> Result<auth::Credentials, OciError> {
+        let (env, reference) = (self.credentials.clone(), reference.clone());
+        tokio::task::spawn_blocking(move || auth::credentials(env.as_ref(), &reference))
+            .await
+            .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
     }
 }
 
@@ -157,13 +194,11 @@ pub async fn push(
     let target = Reference { tag: Some(tag), ..reference.clone() };
     let layer_digest = store::digest(wasm);
     let built = artifact::build(wasm, &layer_digest, name, version, created());
-    let (client, r, auth) = (client(&target, options), target.to_client(), options.auth());
-    let err = |op| {
-        let reference = target.to_string();
-        move |error| OciError::Registry { op, reference, error }
-    };
+    let (client, r, creds) = (client(&target, options), target.to_client(), options.credentials(&target).await?);
+    let (target_ref, source) = (&target, &creds.source);
+    let err = |op| move |error| OciError::registry(op, target_ref, error, source);
 
-    client.auth(&r, &auth, RegistryOperation::Push).await.map_err(err("authenticating for"))?;
+    client.auth(&r, &creds.auth, RegistryOperation::Push).await.map_err(err("authenticating for"))?;
     let layer = format!("sha256:{layer_digest}");
     let uploaded = !client.blob_exists(&r, &layer).await.map_err(err("checking for the component at"))?;
     if uploaded {
@@ -199,13 +234,11 @@ pub async fn pull(
     progress: &Progress,
     cache: Option<&store::Store>,
 ) -> Result<Pulled, OciError> {
-    let (client, r, auth) = (client(reference, options), reference.to_client(), options.auth());
-    let err = |op| {
-        let reference = reference.to_string();
-        move |error| OciError::Registry { op, reference, error }
-    };
+    let (client, r, creds) = (client(reference, options), reference.to_client(), options.credentials(reference).await?);
+    let source = &creds.source;
+    let err = |op| move |error| OciError::registry(op, reference, error, source);
     let (manifest, _) =
-        client.pull_manifest_raw(&r, &auth, &[OCI_IMAGE_MEDIA_TYPE]).await.map_err(|error| match error {
+        client.pull_manifest_raw(&r, &creds.auth, &[OCI_IMAGE_MEDIA_TYPE]).await.map_err(|error| match error {
             OciDistributionError::DigestError(DigestError::VerificationError { expected, actual }) => {
                 let hex = |d: String| d.strip_prefix("sha256:").map(str::to_owned).unwrap_or(d);
                 OciError::DigestMismatch { what: "manifest", expected: hex(expected), actual: hex(actual) }

@@ -1,0 +1,140 @@
+//! Which credentials a registry gets: `PULUMI_WASM_OCI_USERNAME`/`_PASSWORD`
+//! when set, else what `docker login` stored for that registry (the Docker
+//! config's `auths`, `credHelpers` or `credsStore`, read by `docker_credential`,
+//! which also runs the helpers), else none. Either way a registry that
+//! answers with a bearer-token challenge gets the token flow from `oci-client`.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use docker_credential::{CredentialRetrievalError, DockerCredential};
+use oci_client::secrets::RegistryAuth;
+
+use super::{OciError, Reference};
+
+/// Credentials for one registry, and where they came from (for messages).
+pub(super) struct Credentials {
+    pub auth: RegistryAuth,
+    pub source: Source,
+}
+
+pub(super) enum Source {
+    Anonymous,
+    Environment(String),
+    DockerConfig { user: String, file: PathBuf },
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Source::Anonymous => write!(f, "no credentials"),
+            Source::Environment(user) => write!(f, "user '{user}' from PULUMI_WASM_OCI_USERNAME"),
+            Source::DockerConfig { user, file } => write!(f, "user '{user}' from {}", file.display()),
+        }
+    }
+}
+
+impl Source {
+    pub fn is_anonymous(&self) -> bool {
+        matches!(self, Source::Anonymous)
+    }
+}
+
+/// `$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`, as Docker looks.
+fn docker_config_file() -> Option<PathBuf> {
+    let var = |name| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    var("DOCKER_CONFIG").or_else(|| var("HOME").map(|home| home.join(".docker"))).map(|dir| dir.join("config.json"))
+}
+
+/// The key `docker login` files a registry under: Docker Hub keeps its old URL.
+fn docker_key(registry: &str) -> &str {
+    match registry {
+        "docker.io" | "index.docker.io" | "registry-1.docker.io" => "https://index.docker.io/v1/",
+        other => other,
+    }
+}
+
+/// Resolves the credentials for `reference`'s registry. Blocking: a
+/// credential helper is a process (call from a blocking thread).
+pub(super) fn credentials(env: Option<&(String, String)>, reference: &Reference) -> Result<Credentials, OciError> {
+    resolve(env, reference, docker_config_file())
+}
+
+fn resolve(
+    env: Option<&(String, String)>,
+    reference: &Reference,
+    docker_config: Option<PathBuf>,
+) -> Result<Credentials, OciError> {
+    if let Some((user, password)) = env {
+        let source = Source::Environment(user.clone());
+        return Ok(Credentials { auth: RegistryAuth::Basic(user.clone(), password.clone()), source });
+    }
+    let anonymous = Credentials { auth: RegistryAuth::Anonymous, source: Source::Anonymous };
+    let Some(file) = docker_config.filter(|f| f.is_file()) else {
+        return Ok(anonymous);
+    };
+    let failed = |why: String| OciError::Credentials { registry: reference.registry.clone(), file: file.clone(), why };
+    let reader = std::fs::File::open(&file).map_err(|e| failed(e.to_string()))?;
+    match docker_credential::get_credential_from_reader(
+        std::io::BufReader::new(reader),
+        docker_key(&reference.registry),
+    ) {
+        Ok(DockerCredential::UsernamePassword(user, password)) => {
+            let source = Source::DockerConfig { user: user.clone(), file };
+            Ok(Credentials { auth: RegistryAuth::Basic(user, password), source })
+        }
+        // An OAuth refresh token: oci-client has no flow for it; public artifacts still pull.
+        Ok(DockerCredential::IdentityToken(_)) => {
+            tracing::warn!(
+                "{} holds an identity token for {}, which pulumi-wasm cannot use; going without credentials \
+                 (set PULUMI_WASM_OCI_USERNAME and PULUMI_WASM_OCI_PASSWORD instead)",
+                file.display(),
+                reference.registry
+            );
+            Ok(anonymous)
+        }
+        Err(CredentialRetrievalError::NoCredentialConfigured) => Ok(anonymous),
+        Err(CredentialRetrievalError::HelperCommunicationError) => {
+            Err(failed("its credential helper (a `docker-credential-<name>` on the PATH) could not be run".into()))
+        }
+        Err(e) => Err(failed(e.to_string())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn user_for(registry: &str, config: &str) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("config.json");
+        std::fs::write(&file, config).unwrap();
+        let reference: Reference = format!("{registry}/acme/x:1").parse().unwrap();
+        match resolve(None, &reference, Some(file)).unwrap().auth {
+            RegistryAuth::Basic(user, _) => user,
+            RegistryAuth::Anonymous => "anonymous".into(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn docker_hub_credentials_are_under_its_old_url() {
+        // "alice:pw" and "bob:pw", as `docker login` writes them.
+        let config = r#"{"auths": {"https://index.docker.io/v1/": {"auth": "YWxpY2U6cHc="},
+                                   "ghcr.io": {"auth": "Ym9iOnB3"}}}"#;
+        assert_eq!(user_for("docker.io", config), "alice");
+        assert_eq!(user_for("registry-1.docker.io", config), "alice");
+        assert_eq!(user_for("ghcr.io", config), "bob");
+        assert_eq!(user_for("quay.io", config), "anonymous");
+    }
+
+    #[test]
+    fn the_environment_wins_and_a_missing_config_is_anonymous() {
+        let reference: Reference = "ghcr.io/acme/x:1".parse().unwrap();
+        let env = ("carol".to_owned(), "pw".to_owned());
+        let c = resolve(Some(&env), &reference, Some("/nonexistent/config.json".into())).unwrap();
+        assert!(matches!(c.auth, RegistryAuth::Basic(u, _) if u == "carol"));
+        let c = resolve(None, &reference, Some("/nonexistent/config.json".into())).unwrap();
+        assert!(c.source.is_anonymous());
+    }
+}
