@@ -1,7 +1,7 @@
 //! A real OCI registry: Debian's `docker-registry` (distribution v2.8) on a
 //! free loopback port, storing in a temporary directory, killed on drop;
-//! open, behind basic auth (htpasswd), or behind a bearer-token service
-//! (`token.rs`) the way ghcr.io and Docker Hub are.
+//! open, behind basic auth (htpasswd), behind a bearer-token service
+//! (`token.rs`) the way ghcr.io and Docker Hub are, or over HTTPS only.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -18,6 +18,9 @@ pub struct Registry {
     pub storage: PathBuf,
     /// The token service, for a registry started with [`Auth::Token`].
     pub tokens: Option<TokenService>,
+    /// For a registry started with [`Registry::start_tls`]: the PEM file of
+    /// the CA that signed its certificate (for `0.0.0.0`, `127.0.0.1`, `localhost`).
+    pub ca: Option<PathBuf>,
     child: Child,
     dir: tempfile::TempDir,
 }
@@ -60,9 +63,20 @@ impl Registry {
 
     /// Starts a registry with `auth` and waits until `GET /v2/` answers.
     pub fn start_with(auth: Auth) -> Registry {
+        Registry::launch(auth, false)
+    }
+
+    /// Starts an open registry that serves HTTPS only, with a certificate
+    /// from a CA of its own ([`Registry::ca`]).
+    pub fn start_tls() -> Registry {
+        Registry::launch(Auth::Open, true)
+    }
+
+    fn launch(auth: Auth, tls: bool) -> Registry {
         let bin = registry_bin();
         let mut dir = tempfile::tempdir().expect("a temporary directory");
         let storage = dir.path().join("storage");
+        let (tls_yaml, ca) = if tls { tls_files(dir.path()) } else { (String::new(), None) };
         let (auth_yaml, mut tokens) = match auth {
             Auth::Open => (String::new(), None),
             Auth::Basic(users) => {
@@ -97,7 +111,7 @@ impl Registry {
             let yaml = format!(
                 "version: 0.1\nlog:\n  level: warn\n  accesslog:\n    disabled: true\n\
                  storage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\n\
-                 http:\n  addr: {address}\n{auth_yaml}",
+                 http:\n  addr: {address}\n{tls_yaml}{auth_yaml}",
                 storage.display()
             );
             std::fs::write(&config, yaml).expect("writing the registry config");
@@ -111,7 +125,8 @@ impl Registry {
                 .stderr(log)
                 .spawn()
                 .unwrap_or_else(|e| panic!("starting {}: {e}", bin.display()));
-            let mut registry = Registry { address, storage: storage.clone(), tokens: tokens.take(), child, dir };
+            let (service, ca) = (tokens.take(), ca.clone());
+            let mut registry = Registry { address, storage: storage.clone(), tokens: service, ca, child, dir };
             if registry.wait_ready() {
                 return registry;
             }
@@ -124,15 +139,15 @@ impl Registry {
         );
     }
 
-    /// True once `GET /v2/` answers (200, or 401 behind auth); false if the process exits first.
+    /// True once `GET /v2/` gets an HTTP answer; false if the process exits first.
     fn wait_ready(&mut self) -> bool {
         let deadline = Instant::now() + Duration::from_secs(20);
         while Instant::now() < deadline {
             if let Ok(Some(_)) = self.child.try_wait() {
                 return false;
             }
-            // 401 is an answer too: the registry is up and wants credentials.
-            if self.http("GET", "/v2/", &[], b"").is_ok_and(|(status, _)| status == 200 || status == 401) {
+            // Any answer will do: 401 behind auth, 400 (plain HTTP to HTTPS) with TLS.
+            if self.http("GET", "/v2/", &[], b"").is_ok_and(|(status, _)| status != 0) {
                 return true;
             }
             std::thread::sleep(Duration::from_millis(50));
@@ -188,6 +203,26 @@ impl Drop for Registry {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// A CA, and a server certificate it signed for the loopback names; the
+/// registry's `tls:` configuration and the CA's PEM file.
+fn tls_files(dir: &std::path::Path) -> (String, Option<PathBuf>) {
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
+    let ca_key = KeyPair::generate().expect("a CA key");
+    let mut ca_params = CertificateParams::new(Vec::new()).expect("CA parameters");
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca_cert = ca_params.self_signed(&ca_key).expect("the CA certificate");
+    let key = KeyPair::generate().expect("a server key");
+    let names = vec!["0.0.0.0".to_owned(), "127.0.0.1".to_owned(), "localhost".to_owned()];
+    let params = CertificateParams::new(names).expect("server parameters");
+    let cert = params.signed_by(&key, &Issuer::new(ca_params, ca_key)).expect("the server certificate");
+    let (ca, cert_file, key_file) = (dir.join("ca.pem"), dir.join("server.pem"), dir.join("server-key.pem"));
+    std::fs::write(&ca, ca_cert.pem()).expect("writing the CA");
+    std::fs::write(&cert_file, cert.pem()).expect("writing the certificate");
+    std::fs::write(&key_file, key.serialize_pem()).expect("writing the key");
+    let yaml = format!("  tls:\n    certificate: {}\n    key: {}\n", cert_file.display(), key_file.display());
+    (yaml, Some(ca))
 }
 
 /// `wasm` with a custom section of `extra` bytes appended: the same component, another digest.

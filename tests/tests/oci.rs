@@ -2,7 +2,8 @@
 //! through the real `pulumi-wasm` binary: push, pull by tag and by digest,
 //! `oci://` component arguments, tampering, a foreign layout, plain HTTP, progress,
 //! and credentials: basic auth and the bearer-token flow, from the environment
-//! or from what `docker login` stored (including a credential helper).
+//! or from what `docker login` stored (including a credential helper); HTTPS
+//! with a private CA.
 
 use std::path::Path;
 
@@ -370,4 +371,28 @@ fn a_basic_auth_registry_takes_the_same_credentials() {
     assert!(success && out.contains(&format!("installed random {VERSION}")), "{out}\n{err}");
     let err = fails(&dir.path().join("c"), &["pull", &format!("{repo}:{VERSION}")]);
     assert!(err.contains("the registry wants credentials"), "{err}");
+}
+
+#[test]
+fn an_https_registry_is_trusted_only_through_the_system_or_ssl_cert_file() {
+    let registry = Registry::start_tls();
+    let ca = registry.ca.clone().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let random = component("random-provider");
+    let random = random.to_str().unwrap();
+    // 0.0.0.0 is not a loopback name, so HTTPS, which this registry alone speaks.
+    let port = registry.address.rsplit(':').next().unwrap();
+    let repo = format!("0.0.0.0:{port}/acme/random");
+
+    // Its CA is nobody's: the certificate is refused and nothing is sent.
+    let err = fails(&dir.path().join("a"), &["push", random, &repo]);
+    assert!(err.contains("https://0.0.0.0") && err.to_lowercase().contains("certificate"), "{err}");
+    assert!(!registry.blob_data(&digest_of(&dir.path().join("a"), random)).exists());
+
+    // Trusted the way TLS clients are told about a private CA.
+    let env = [("SSL_CERT_FILE", ca.to_str().unwrap())];
+    let (success, out, err) = run_env(&dir.path().join("a"), &["push", random, &repo], &env);
+    assert!(success && out.contains("pinned:"), "{out}\n{err}");
+    let (success, out, err) = run_env(&dir.path().join("b"), &["pull", &format!("{repo}:{VERSION}")], &env);
+    assert!(success && out.contains(&format!("installed random {VERSION}")), "{out}\n{err}");
 }
