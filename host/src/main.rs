@@ -320,5 +320,7 @@ async fn grants(source: Source, rt: &RuntimeArgs) -> anyhow::Result<()> {
     println!("  memory: {} MiB, call timeout: {:?}", sandbox.memory >> 20, sandbox.timeout);
     let missing = loaded.needs.missing(g);
     println!("missing: {}", list(&missing));
+    let unset: Vec<String> = g.env.iter().filter(|k| std::env::var_os(k).is_none()).cloned().collect();
+    println!("granted but not set: {}", list(&unset));
     Ok(())
 }

@@ -229,6 +229,11 @@ async fn files_outside_the_granted_directory_cannot_be_read() {
         assert!(s.message().contains(path), "the error names the path: {:?}", s.message());
         assert!(!s.message().contains(SECRET), "{path} leaked the secret");
     }
+    // WASI resolves paths against the granted directories inside the guest, so
+    // the host never sees these reads; the component's declared needs name the grant.
+    let s = refused(&mut p, "readOutside", json!({"path": "/etc/passwd"})).await;
+    let note = "missing grant: dir \"/\" for provider hostile (the component declares it)";
+    assert!(s.message().contains(note), "{:?}", s.message());
 }
 
 #[tokio::test]
@@ -638,7 +643,8 @@ async fn kv_does_not_see_its_token_unless_the_variable_is_granted() {
     let (_engine, mut p) = kv(&api, launch).await;
     let inputs = Some(to_struct(json!({"key": "k", "value": "v"})));
     let err = p.client.create(create("a", &inputs, false)).await.unwrap_err();
-    assert_status(&err, Code::FailedPrecondition, &["refused", "KV_TOKEN"]);
+    let note = "missing grant: env \"KV_TOKEN\" for provider kv (the component declares it)";
+    assert_status(&err, Code::FailedPrecondition, &["refused", note]);
     let seen = api.seen();
     assert_eq!(seen.len(), 1, "the request was allowed through: {:?}", api.requests());
     assert_eq!(seen[0].authorization, None, "no token reached the API");
@@ -650,6 +656,19 @@ async fn kv_does_not_see_its_token_unless_the_variable_is_granted() {
     let created = p.client.create(create("a", &inputs, false)).await.unwrap().into_inner();
     assert_eq!(created.id, "k");
     assert_eq!(api.item("k").unwrap().value, "v");
+}
+
+#[tokio::test]
+async fn a_granted_variable_missing_from_the_environment_is_named() {
+    assert!(std::env::var_os("KV_TOKEN").is_none(), "the test needs KV_TOKEN unset");
+    let api = KvApi::start(Some(TOKEN)).await;
+    let launch = Launch::new().arg("--allow-http").arg(&api.url()).arg("--allow-env").arg("KV_TOKEN");
+    let (_engine, mut p) = kv(&api, launch).await;
+    let inputs = Some(to_struct(json!({"key": "k", "value": "v"})));
+    let err = p.client.create(create("a", &inputs, false)).await.unwrap_err();
+    let note = "env \"KV_TOKEN\" is granted to provider kv but not set in its environment";
+    assert_status(&err, Code::FailedPrecondition, &["refused", note]);
+    assert!(!err.message().contains("missing grant"), "it is granted: {:?}", err.message());
 }
 
 #[tokio::test]
@@ -679,6 +698,8 @@ async fn grants_shows_declared_needs_and_what_is_missing() {
     assert!(!line.contains("http") && line.contains("KV_TOKEN"), "{some}");
     let all = run(&["--allow-http", "http://127.0.0.1", "--allow-env", "KV_TOKEN"]);
     assert_eq!(missing(&all), "missing: (none)", "{all}");
+    // Granted, but this process has no KV_TOKEN to pass on.
+    assert!(all.lines().any(|l| l == "granted but not set: KV_TOKEN"), "{all}");
 }
 
 #[tokio::test]

@@ -165,7 +165,9 @@ impl Runtime {
         let version = semver::Version::parse(&info.version)
             .map_err(|e| RuntimeError::BadPluginInfo(format!("version '{}': {e}", info.version)))?;
         validate_package_name(&info.name)?;
-        pool.set_sandbox(Sandbox::new(&info.name, policy.for_provider(&info.name), &self.config)?);
+        let mut sandbox = Sandbox::new(&info.name, policy.for_provider(&info.name), &self.config)?;
+        sandbox.note_needs(&needs);
+        pool.set_sandbox(sandbox);
         Ok(LoadedProvider { pool, name: info.name, version, digest, cache_hit, needs })
     }
 
@@ -180,7 +182,7 @@ impl Runtime {
         self: &Arc<Self>,
         known: KnownFile,
         logs: mpsc::Sender<GuestLog>,
-        sandbox: Sandbox,
+        mut sandbox: Sandbox,
     ) -> Result<Option<LoadedProvider>, RuntimeError> {
         let Some(cache) = self.config.cache.clone() else { return Ok(None) };
         let this = self.clone();
@@ -196,6 +198,7 @@ impl Runtime {
             .map_err(|e| RuntimeError::BadPluginInfo(format!("version '{}': {e}", known.version)))?;
         validate_package_name(&known.name)?;
         let pool = Arc::new(Pool::new(self.clone(), pre, logs));
+        sandbox.note_needs(&known.needs);
         pool.set_sandbox(sandbox);
         Ok(Some(LoadedProvider {
             pool,

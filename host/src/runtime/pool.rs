@@ -70,8 +70,17 @@ impl Pool {
         }
     }
 
+    fn denials_of(&self, inst: &Instance) -> Vec<String> {
+        let mut all = inst.store.data().denials.lock().map(|d| d.clone()).unwrap_or_default();
+        all.extend(self.sandbox().notes.iter().cloned());
+        all
+    }
+
     /// Runs later instances under `sandbox`; instances made before are dropped.
     pub(super) fn set_sandbox(&self, sandbox: Sandbox) {
+        for note in &sandbox.notes {
+            tracing::warn!("sandbox: {note}");
+        }
         *self.sandbox.write().expect("sandbox lock") = Arc::new(sandbox);
         self.idle.lock().expect("pool lock").clear();
     }
@@ -236,10 +245,11 @@ impl<'a> Lease<'a> {
         self.timeout
     }
 
-    /// What the sandbox refused during this call, each naming the missing grant.
+    /// What the sandbox refused during this call, each naming the missing
+    /// grant, then the sandbox's standing notes (see [`Sandbox::notes`]).
     pub fn denials(&self) -> Vec<String> {
         let inst = self.inst.as_ref().expect("lease holds an instance until finished");
-        inst.store.data().denials.lock().map(|d| d.clone()).unwrap_or_default()
+        self.pool.denials_of(inst)
     }
 
     /// Ends the lease with the outcome of a guest call.
@@ -319,7 +329,7 @@ impl<'a> Lease<'a> {
         if !stderr.is_empty() {
             message.push_str(&format!("; guest stderr: {stderr}"));
         }
-        for denial in data.denials.lock().map(|d| d.clone()).unwrap_or_default() {
+        for denial in self.pool.denials_of(inst) {
             message.push_str(&format!("; {denial}"));
         }
         tracing::warn!("discarding a faulted instance: {message}");

@@ -9,6 +9,7 @@ use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
 
 use super::RuntimeError;
 use super::engine::RuntimeConfig;
+use super::needs::Needs;
 use super::policy::{DirGrant, Grants, HttpGrant};
 
 /// Bytes of randomness one call to wasi:random may ask for.
@@ -23,6 +24,11 @@ pub struct Sandbox {
     env: Vec<(String, String)>,
     pub memory: usize,
     pub timeout: Duration,
+    /// Why a guest may miss a variable or a directory without the host ever
+    /// seeing it asked for (WASI hands over the environment and the preopens
+    /// up front): declared needs not granted, granted variables not set.
+    /// Added to every failed call's error, as HTTP denials are.
+    pub notes: Vec<String>,
 }
 
 impl Sandbox {
@@ -35,6 +41,7 @@ impl Sandbox {
             env: vec![],
             memory: config.max_memory,
             timeout: config.call_timeout,
+            notes: vec![],
         }
     }
 
@@ -45,8 +52,16 @@ impl Sandbox {
                 return Err(RuntimeError::Policy(format!("granted directory {} does not exist", d.host.display())));
             }
         }
-        let env = grants.env.iter().filter_map(|k| std::env::var(k).ok().map(|v| (k.clone(), v))).collect();
+        let env: Vec<(String, String)> =
+            grants.env.iter().filter_map(|k| std::env::var(k).ok().map(|v| (k.clone(), v))).collect();
+        let notes = grants
+            .env
+            .iter()
+            .filter(|k| !env.iter().any(|(set, _)| set == *k))
+            .map(|k| format!("env \"{k}\" is granted to provider {provider} but not set in its environment"))
+            .collect();
         Ok(Sandbox {
+            notes,
             provider: provider.to_owned(),
             http: Arc::new(grants.http_grants()),
             env,
@@ -54,6 +69,15 @@ impl Sandbox {
             timeout: grants.timeout_s.map_or(config.call_timeout, |s| Duration::from_secs(s.max(1))),
             grants,
         })
+    }
+
+    /// Notes the component's declared needs that are not granted (env and
+    /// dirs; HTTP denials are named as they happen).
+    pub fn note_needs(&mut self, needs: &Needs) {
+        let unmet = needs.missing(&self.grants).into_iter().filter(|m| !m.starts_with("http "));
+        let provider = &self.provider;
+        self.notes
+            .extend(unmet.map(|m| format!("missing grant: {m} for provider {provider} (the component declares it)")));
     }
 
     /// A fresh WASI context: clocks and randomness always; files, environment
