@@ -19,7 +19,7 @@ use cli::{Cli, Command, EngineArgs, PluginCli, RuntimeArgs};
 use commands::{Source, load_component};
 use pulumi_wasm_host::generic::GenericProvider;
 use pulumi_wasm_host::runtime::{Deferred, LoadedProvider, Policy, Runtime, Sandbox};
-use pulumi_wasm_host::server::{EngineLink, ProviderService, WasmProvider, flush_logs, serve};
+use pulumi_wasm_host::server::{EngineLink, ProviderService, WasmProvider, serve};
 use pulumi_wasm_host::store::Store;
 
 fn main() {
@@ -141,7 +141,7 @@ async fn run_serve(
     let policy = rt.policy(beside)?;
     let link = EngineLink::new(engine.engine_address);
     let (log_tx, log_rx) = tokio::sync::mpsc::channel(1024);
-    let forwarder = link.spawn_log_forwarder(log_rx);
+    link.forward_logs(log_rx);
     // A component file served before and unchanged since is a warm start: its
     // record says what it is, so the port line goes out at once and the
     // component loads from its cached artifact while the engine connects
@@ -192,7 +192,6 @@ async fn run_serve(
             serve(WasmProvider::new(loaded, link), rt.serve_options()).await
         }
     };
-    flush_logs(forwarder).await;
     Ok(served?)
 }
 
@@ -240,10 +239,8 @@ async fn run_generic(engine: EngineArgs, rt: RuntimeArgs, beside: Option<&Path>)
     let provider = GenericProvider::new(runtime, log_tx, policy, store);
     let version = semver::Version::parse(env!("CARGO_PKG_VERSION"))?;
     let link = EngineLink::new(engine.engine_address);
-    let forwarder = link.spawn_log_forwarder(log_rx);
-    let served = serve(ProviderService::with_backend(Arc::new(provider), &version, link), rt.serve_options()).await;
-    flush_logs(forwarder).await;
-    Ok(served?)
+    link.forward_logs(log_rx);
+    Ok(serve(ProviderService::with_backend(Arc::new(provider), &version, link), rt.serve_options()).await?)
 }
 
 /// `pack --generic`: a plugin folder holding `pulumi-resource-wasm`.

@@ -304,13 +304,11 @@ pub async fn serve_native<P: Provider>(make: fn() -> P, engine_address: Option<S
     // The provider's messages reach the engine as a component's do: the same
     // queue, size limits and budget, the same forwarder.
     let (tx, rx) = tokio::sync::mpsc::channel(1024);
-    let forwarder = link.spawn_log_forwarder(rx);
+    link.forward_logs(rx);
     let backend = Arc::new(NativeBackend::new(make).with_logs(LogQueue::new(tx)));
     let (name, version) = backend.info()?;
     tracing::info!("serving {name} {version} natively");
-    let served = serve(ProviderService::with_backend(backend, &version, link), ServeOptions::default()).await;
-    pulumi_wasm_host::server::flush_logs(forwarder).await;
-    Ok(served?)
+    Ok(serve(ProviderService::with_backend(backend, &version, link), ServeOptions::default()).await?)
 }
 
 /// The `main` of a native provider plugin, started by the engine exactly like

@@ -453,6 +453,22 @@ async fn a_log_flood_is_bounded() {
     assert!(later - at_end <= 10_000, "{} messages were still queued after the call", later - at_end);
 }
 
+#[tokio::test]
+async fn logs_still_queued_at_cancel_reach_the_engine() {
+    let (engine, mut p) = hostile_with(&policy(30, None, "")).await;
+    let before = engine.log_count();
+    // A burst takes the forwarder tens of milliseconds (one Engine.Log call
+    // each); Cancel arrives while most of it is still queued.
+    contained(&mut p, "logFlood", json!({"count": 900, "size": 8000})).await.unwrap();
+    p.client.cancel(()).await.unwrap();
+    // And hangs up, as the engine does, so the host stops at once rather than
+    // after the grace it gives connections still open.
+    let nowhere = tonic::transport::Channel::from_static("http://127.0.0.1:1").connect_lazy();
+    p.client = resource_provider_client::ResourceProviderClient::new(nowhere);
+    assert!(p.wait(Duration::from_secs(10)).await.is_some(), "the host exits after Cancel");
+    assert_eq!(engine.log_count() - before, 900, "every message sent before Cancel arrived");
+}
+
 // ---------------------------------------------------------------------------
 // The kv example against a real REST API on loopback
 // ---------------------------------------------------------------------------

@@ -3,9 +3,11 @@
 
 use pulumirpc::engine_client::EngineClient;
 use pulumirpc::{LogRequest, LogSeverity};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
 use tonic::Code;
 use tonic::codegen::http::uri::InvalidUri;
 use tonic::transport::{Channel, Endpoint};
@@ -19,11 +21,13 @@ use crate::runtime::{GuestLog, LogSeverity as Severity};
 #[derive(Clone)]
 pub struct EngineLink {
     addr: watch::Sender<Option<String>>,
+    /// The task sending logs, once [`EngineLink::forward_logs`] started it.
+    forwarder: Arc<Mutex<Option<JoinHandle<()>>>>,
 }
 
 impl EngineLink {
     pub fn new(addr: Option<String>) -> Self {
-        EngineLink { addr: watch::Sender::new(addr.filter(|a| !a.is_empty())) }
+        EngineLink { addr: watch::Sender::new(addr.filter(|a| !a.is_empty())), forwarder: Arc::default() }
     }
 
     pub fn set_address(&self, addr: &str) {
@@ -37,10 +41,11 @@ impl EngineLink {
     }
 
     /// Sends guest logs to the engine until `logs` closes. Messages that
-    /// arrive before the engine's address is known wait for it.
-    pub fn spawn_log_forwarder(&self, mut logs: mpsc::Receiver<GuestLog>) -> tokio::task::JoinHandle<()> {
+    /// arrive before the engine's address is known wait for it. `serve`
+    /// flushes them when it stops (see [`EngineLink::flush_logs`]).
+    pub fn forward_logs(&self, mut logs: mpsc::Receiver<GuestLog>) {
         let mut addr = self.addr.subscribe();
-        tokio::spawn(async move {
+        let task = tokio::spawn(async move {
             let mut client: Option<(String, EngineClient<Channel>)> = None;
             while let Some(log) = logs.recv().await {
                 let Ok(current) = addr.wait_for(Option::is_some).await.map(|a| a.clone()) else { return };
@@ -57,17 +62,21 @@ impl EngineLink {
                     client = None;
                 }
             }
-        })
+        });
+        if let Some(old) = self.forwarder.lock().expect("forwarder lock").replace(task) {
+            old.abort();
+        }
     }
-}
 
-/// After serving: gives the log forwarder a moment to send what is still
-/// queued (the last messages before Cancel matter most), then stops it. It
-/// ends on its own once every sender is gone, as it is once the provider is
-/// dropped.
-pub async fn flush_logs(mut forwarder: tokio::task::JoinHandle<()>) {
-    if tokio::time::timeout(LOG_FLUSH, &mut forwarder).await.is_err() {
-        forwarder.abort();
+    /// After serving: gives the log forwarder a moment to send what is still
+    /// queued (the last messages before Cancel matter most), then stops it.
+    /// It ends on its own once every sender is gone, as it is once the
+    /// provider is dropped.
+    pub(super) async fn flush_logs(&self) {
+        let Some(mut forwarder) = self.forwarder.lock().expect("forwarder lock").take() else { return };
+        if tokio::time::timeout(LOG_FLUSH, &mut forwarder).await.is_err() {
+            forwarder.abort();
+        }
     }
 }
 

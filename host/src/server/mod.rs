@@ -7,6 +7,6 @@ mod provider;
 mod serve;
 mod status;
 
-pub use engine::{EngineLink, flush_logs};
+pub use engine::EngineLink;
 pub use provider::{ProviderService, WasmProvider};
 pub use serve::{ServeOptions, serve};

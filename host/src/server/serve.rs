@@ -31,8 +31,17 @@ impl Default for ServeOptions {
     }
 }
 
-/// Serves until the engine cancels or the process is interrupted.
+/// Serves until the engine cancels or the process is interrupted, then
+/// gives queued logs (see [`super::EngineLink::forward_logs`]) a moment to
+/// reach the engine.
 pub async fn serve<B: Backend>(provider: ProviderService<B>, options: ServeOptions) -> std::io::Result<()> {
+    let link = provider.engine().clone();
+    let served = serve_provider(provider, options).await;
+    link.flush_logs().await;
+    served
+}
+
+async fn serve_provider<B: Backend>(provider: ProviderService<B>, options: ServeOptions) -> std::io::Result<()> {
     keep_freed_memory();
     let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
     let port = listener.local_addr()?.port();
