@@ -19,6 +19,7 @@ pub mod needs;
 mod parameterization;
 mod provider;
 pub mod serde;
+pub mod testing;
 pub mod typed;
 mod value;
 mod wire;

@@ -243,3 +243,34 @@ fn schema_is_valid_against_the_metaschema() {
     let errors: Vec<String> = validator.iter_errors(&schema).map(|e| format!("{e} at {}", e.instance_path)).collect();
     assert!(errors.is_empty(), "{errors:#?}");
 }
+
+/// The calls `pulumi up`, a second `up`, a changed program, `preview` and
+/// `destroy` make, as the engine makes them (`pulumi_wasm_sdk::testing`).
+#[test]
+fn a_random_string_through_a_stack_lifecycle() {
+    use pulumi_wasm_sdk::testing::{Engine, Step};
+    let mut engine = Engine::new(random());
+    let first = engine.create(STRING, "pw", props! { "length" => 12, "keepers" => props! { "v" => "1" } }).unwrap();
+    let result = first.outputs["result"].as_str().unwrap().to_owned();
+    assert_eq!((result.len(), first.id.as_str()), (12, result.as_str()));
+
+    // The same program again: no change, the same string.
+    let (step, same) = engine.update(&first, props! { "length" => 12, "keepers" => props! { "v" => "1" } }).unwrap();
+    assert_eq!((step, same.outputs["result"].as_str()), (Step::Same, Some(result.as_str())));
+
+    // A changed keeper replaces the resource: a new string of the same length.
+    let (step, second) = engine.update(&first, props! { "length" => 12, "keepers" => props! { "v" => "2" } }).unwrap();
+    assert!(matches!(&step, Step::Replace { keys, .. } if keys == &["keepers"]), "{step:?}");
+    assert_ne!(second.outputs["result"], first.outputs["result"]);
+
+    // A preview with a length not known yet: a replacement whose result is unknown.
+    let unknown = Value::Unknown(UnknownKind::Number);
+    let (step, shown) = engine.preview_update(&second, props! { "length" => unknown }).unwrap();
+    assert!(matches!(step, Step::Replace { .. }), "{step:?}");
+    assert_eq!(shown["result"], Value::Unknown(UnknownKind::String));
+
+    // A Check failure stops the update before any change.
+    let refused = engine.update(&second, props! { "length" => 0 }).unwrap_err();
+    assert!(refused.to_string().contains("length"), "{refused}");
+    engine.delete(second).unwrap();
+}

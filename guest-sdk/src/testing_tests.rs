@@ -1,0 +1,181 @@
+use super::*;
+use crate::props;
+
+/// Records every call and the request fields the tests look at; answers as
+/// its inputs ask (`size` changes replace, `bad` fails Check, ...).
+#[derive(Default)]
+struct Recorder {
+    calls: Vec<String>,
+    delete_first: bool,
+}
+
+impl Provider for Recorder {
+    fn info(&self) -> PluginInfo {
+        PluginInfo { name: "rec".into(), version: "1.0.0".into() }
+    }
+
+    fn check_config(&mut self, req: CheckRequest) -> Result<CheckResponse> {
+        self.calls.push(format!("check_config {}", req.urn));
+        Ok(CheckResponse { inputs: req.news, failures: vec![] })
+    }
+
+    fn configure(&mut self, req: ConfigureRequest) -> Result<ConfigureResponse> {
+        let mut vars: Vec<String> = req.variables.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        vars.sort();
+        self.calls.push(format!("configure {}", vars.join(",")));
+        Ok(ConfigureResponse { supports_autonaming_configuration: false })
+    }
+
+    fn check(&mut self, req: CheckRequest) -> Result<CheckResponse> {
+        self.calls.push(format!("check olds={} seed={}", req.olds.len(), req.random_seed.len()));
+        let failures = match req.news.get("bad") {
+            Some(_) => vec![CheckFailure { property: "bad".into(), reason: "is not allowed".into() }],
+            None => vec![],
+        };
+        Ok(CheckResponse { inputs: req.news, failures })
+    }
+
+    fn diff(&mut self, req: DiffRequest) -> Result<DiffResponse> {
+        self.calls.push(format!("diff {} olds={:?}", req.id, req.olds.get("id").and_then(Value::as_str)));
+        let changed = |k: &str| req.news.get(k) != req.old_inputs.get(k);
+        let keys: std::collections::BTreeSet<&String> = req.news.keys().chain(req.old_inputs.keys()).collect();
+        let keys: Vec<String> = keys.into_iter().filter(|k| changed(k)).cloned().collect();
+        let mut diff = DiffResponse::none();
+        if !keys.is_empty() {
+            diff.changes = DiffChanges::Some;
+            diff.replaces = keys.iter().filter(|k| *k == "size").cloned().collect();
+            diff.delete_before_replace = self.delete_first;
+            diff.diffs = keys;
+        }
+        Ok(diff)
+    }
+
+    fn create(&mut self, req: CreateRequest) -> Result<CreateResponse> {
+        self.calls.push(format!("create preview={}", req.preview));
+        let id = match (req.preview, req.properties.get("noId")) {
+            (true, _) | (_, Some(_)) => String::new(),
+            _ => format!("id-{}", self.calls.len()),
+        };
+        let mut properties = req.properties;
+        properties.insert("id".into(), Value::from(id.as_str()));
+        Ok(CreateResponse { id, properties, refresh_before_update: false })
+    }
+
+    fn update(&mut self, req: UpdateRequest) -> Result<UpdateResponse> {
+        self.calls.push(format!("update {} preview={}", req.id, req.preview));
+        let mut properties = req.news;
+        properties.insert("id".into(), Value::from(req.id.as_str()));
+        Ok(UpdateResponse { properties, refresh_before_update: false })
+    }
+
+    fn read(&mut self, req: ReadRequest) -> Result<ReadResponse> {
+        self.calls.push(format!("read {}", req.id));
+        let gone = req.properties.contains_key("gone");
+        let id = if gone { String::new() } else { req.id };
+        Ok(ReadResponse { id, properties: req.properties, inputs: PropertyMap::new(), refresh_before_update: false })
+    }
+
+    fn delete(&mut self, req: DeleteRequest) -> Result<()> {
+        self.calls.push(format!("delete {}", req.id));
+        Ok(())
+    }
+}
+
+const T: &str = "rec:index:Thing";
+
+fn calls(engine: &mut Engine<Recorder>) -> Vec<String> {
+    std::mem::take(&mut engine.provider().calls)
+}
+
+#[test]
+fn a_lifecycle_sends_what_the_engine_sends() {
+    let mut e = Engine::<Recorder>::default();
+    e.configure(props! { "region" => "eu", "retries" => 3, "debug" => true }).unwrap();
+    let c = calls(&mut e);
+    assert_eq!(c[0], "check_config urn:pulumi:test::test::pulumi:providers:rec::default");
+    assert_eq!(c[1], "configure rec:config:debug=true,rec:config:region=eu,rec:config:retries=3");
+
+    let thing = e.create(T, "a", props! { "size" => 1, "label" => "x" }).unwrap();
+    assert_eq!(calls(&mut e), ["check olds=0 seed=32", "create preview=false"]);
+    assert_eq!((thing.urn.as_str(), thing.id.as_str()), ("urn:pulumi:test::test::rec:index:Thing::a", "id-2"));
+
+    // In place: Check sees the old inputs, Diff the old state, Update the old state and inputs.
+    let (step, thing) = e.update(&thing, props! { "size" => 1, "label" => "y" }).unwrap();
+    assert_eq!(step, Step::Update);
+    assert_eq!(calls(&mut e), ["check olds=2 seed=32", "diff id-2 olds=Some(\"id-2\")", "update id-2 preview=false"]);
+    assert_eq!(thing.inputs, props! { "size" => 1, "label" => "y" });
+
+    // No change: nothing after Diff.
+    let (step, same) = e.update(&thing, props! { "size" => 1, "label" => "y" }).unwrap();
+    assert_eq!((step, &same), (Step::Same, &thing));
+    assert_eq!(calls(&mut e).len(), 2);
+
+    e.delete(thing).unwrap();
+    assert_eq!(calls(&mut e), ["delete id-2"]);
+}
+
+#[test]
+fn a_replacement_creates_first_unless_the_provider_deletes_first() {
+    let mut e = Engine::<Recorder>::default();
+    let old = e.create(T, "a", props! { "size" => 1 }).unwrap();
+    calls(&mut e);
+    let (step, new) = e.update(&old, props! { "size" => 2 }).unwrap();
+    assert_eq!(step, Step::Replace { delete_before_replace: false, keys: vec!["size".into()] });
+    assert_eq!(&calls(&mut e)[2..], ["create preview=false", "delete id-2"]);
+    assert_ne!(new.id, old.id);
+
+    e.provider().delete_first = true;
+    let (step, _) = e.update(&new, props! { "size" => 3 }).unwrap();
+    assert!(matches!(step, Step::Replace { delete_before_replace: true, .. }));
+    assert_eq!(&calls(&mut e)[2..], [format!("delete {}", new.id), "create preview=false".into()]);
+}
+
+#[test]
+fn previews_pass_unknowns_and_change_nothing() {
+    let mut e = Engine::<Recorder>::default();
+    let unknown = Value::Unknown(crate::UnknownKind::String);
+    let out = e.preview_create(T, "a", props! { "label" => unknown.clone() }).unwrap();
+    assert_eq!(out["label"], unknown);
+    assert_eq!(calls(&mut e), ["check olds=0 seed=32", "create preview=true"]);
+
+    let thing = e.create(T, "a", props! { "size" => 1 }).unwrap();
+    calls(&mut e);
+    let (step, out) = e.preview_update(&thing, props! { "size" => 1, "label" => unknown.clone() }).unwrap();
+    assert_eq!((step, &out["label"]), (Step::Update, &unknown));
+    assert_eq!(calls(&mut e)[2], "update id-2 preview=true");
+    let (step, _) = e.preview_update(&thing, props! { "size" => 5 }).unwrap();
+    assert!(matches!(step, Step::Replace { .. }));
+    assert_eq!(calls(&mut e)[2], "create preview=true");
+}
+
+#[test]
+fn what_the_engine_would_refuse_is_a_failure() {
+    let mut e = Engine::<Recorder>::default();
+    let err = e.create(T, "a", props! { "bad" => 1 }).unwrap_err();
+    assert!(matches!(&err, Failure::Check(f) if f[0].property == "bad"));
+    assert_eq!(err.to_string(), "check failed: bad: is not allowed");
+    assert_eq!(calls(&mut e).len(), 1, "no Create after a failed Check");
+
+    let err = e.create(T, "a", props! { "noId" => true }).unwrap_err();
+    assert!(err.to_string().contains("returned no ID"), "{err}");
+    let unknown = Value::Unknown(crate::UnknownKind::Number);
+    let err = e.create(T, "a", props! { "size" => unknown }).unwrap_err();
+    assert!(err.to_string().contains("unknown value for 'size' outside a preview"), "{err}");
+}
+
+#[test]
+fn refresh_reads_and_notices_a_resource_gone() {
+    let mut e = Engine::<Recorder>::default();
+    let thing = e.create(T, "a", props! { "size" => 1 }).unwrap();
+    let read = e.refresh(&thing).unwrap().unwrap();
+    assert_eq!(read.inputs, thing.inputs, "inputs kept when Read returns none");
+    let gone = State { outputs: props! { "gone" => true }, ..thing };
+    assert_eq!(e.refresh(&gone).unwrap(), None);
+}
+
+#[test]
+fn the_random_seed_is_stable_per_resource() {
+    assert_eq!(seed("urn:a"), seed("urn:a"));
+    assert_ne!(seed("urn:a"), seed("urn:b"));
+    assert_eq!(seed("urn:a").len(), 32);
+}
