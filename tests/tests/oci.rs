@@ -341,6 +341,17 @@ fn docker_login_credentials_are_used_for_their_registry_only() {
         run_env(&store, &["push", random, &format!("{repo}:other")], &[("DOCKER_CONFIG", &elsewhere)]);
     assert!(!success && err.contains("the registry wants credentials"), "{err}");
 
+    // Docker Desktop's usual setup: a credential store that has nothing for this
+    // registry. An anonymous pull, as `docker pull` would do.
+    let store_helper = bin.join("docker-credential-e2estore");
+    std::fs::write(&store_helper, "#!/bin/sh\nread server\necho 'credentials not found in native keychain'\nexit 1\n")
+        .unwrap();
+    std::fs::set_permissions(&store_helper, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let config = docker_config(&dir.path().join("store"), json!({ "credsStore": "e2estore" }));
+    let env = [("DOCKER_CONFIG", config.as_str()), ("PATH", path.as_str())];
+    let (success, out, err) = run_env(&dir.path().join("anonymous"), &["pull", &format!("{repo}:auths")], &env);
+    assert!(success && out.contains("installed random"), "{out}\n{err}");
+
     // A helper that fails is an error that names the file, not a silent anonymous try.
     let config = docker_config(
         &dir.path().join("broken"),

@@ -94,6 +94,13 @@ fn resolve(
             Ok(anonymous)
         }
         Err(CredentialRetrievalError::NoCredentialConfigured) => Ok(anonymous),
+        // A credential store (`"credsStore": "desktop"`, ...) asked about a registry
+        // nobody logged in to says so, in the helper protocol's words.
+        Err(CredentialRetrievalError::HelperFailure { stdout, stderr, .. })
+            if format!("{stdout}{stderr}").contains("credentials not found") =>
+        {
+            Ok(anonymous)
+        }
         Err(CredentialRetrievalError::HelperCommunicationError) => {
             Err(failed("its credential helper (a `docker-credential-<name>` on the PATH) could not be run".into()))
         }
