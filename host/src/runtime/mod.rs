@@ -40,6 +40,13 @@ pub enum RuntimeError {
     Engine(String),
     #[error("the provider crashed: {message}")]
     Trap { message: String, partial: Option<PartialState> },
+    /// Linear memory would have grown past the sandbox's limit.
+    #[error(
+        "the provider ran out of memory: it needed more than its limit of {} MiB \
+         (raise `memory-mb` for it in the sandbox policy, or PULUMI_WASM_MAX_MEMORY_MB)",
+        limit >> 20
+    )]
+    OutOfMemory { limit: usize, partial: Option<PartialState> },
     #[error("the provider exceeded its deadline of {after:?}")]
     Deadline { after: std::time::Duration, partial: Option<PartialState> },
     #[error("the call was interrupted: the engine cancelled the operation")]
@@ -60,6 +67,7 @@ impl RuntimeError {
     pub fn partial(&self) -> Option<&PartialState> {
         match self {
             RuntimeError::Trap { partial, .. }
+            | RuntimeError::OutOfMemory { partial, .. }
             | RuntimeError::Deadline { partial, .. }
             | RuntimeError::Cancelled { partial } => partial.as_ref(),
             _ => None,

@@ -113,11 +113,15 @@ impl Pool {
         store.limiter(|s| &mut s.limits);
         // Start-up code runs during instantiation, so it gets a deadline too.
         self.arm_deadline(&mut store, sandbox.timeout);
-        let guest = self
-            .bounded(sandbox.timeout, self.pre.instantiate_async(&mut store))
-            .await
-            .map_err(|e| RuntimeError::Trap { message: format!("instantiation failed: {e:#}"), partial: None })?;
-        Ok(Instance { store, guest, applied: 0 })
+        let made = self.bounded(sandbox.timeout, self.pre.instantiate_async(&mut store)).await;
+        match made {
+            Ok(guest) => Ok(Instance { store, guest, applied: 0 }),
+            // A component whose memories start out larger than the limit.
+            Err(_) if store.data().limits.refused => {
+                Err(RuntimeError::OutOfMemory { limit: sandbox.memory, partial: None })
+            }
+            Err(e) => Err(RuntimeError::Trap { message: format!("instantiation failed: {e:#}"), partial: None }),
+        }
     }
 
     /// Runs a guest call to completion, or until its deadline or the
@@ -323,6 +327,10 @@ impl<'a> Lease<'a> {
             } else {
                 RuntimeError::Deadline { after: self.timeout, partial }
             };
+        }
+        if data.limits.refused {
+            tracing::warn!("discarding an instance that hit its memory limit: {e:#}");
+            return RuntimeError::OutOfMemory { limit: self.pool.sandbox().memory, partial };
         }
         let mut message = format!("{e:#}");
         let stderr = data.stderr_text();

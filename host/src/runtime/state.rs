@@ -56,6 +56,7 @@ impl HostState {
                 .trap_on_grow_failure(true)
                 .build(),
             memory: 0,
+            refused: false,
         };
         let mut table = ResourceTable::new();
         table.set_max_capacity(MAX_RESOURCES);
@@ -98,11 +99,14 @@ pub struct Limits {
     inner: StoreLimits,
     /// The largest linear memory this instance has grown to, in bytes.
     pub memory: usize,
+    /// True once a growth past the limit was refused (it traps), so the
+    /// error can name the limit rather than the guest's crash.
+    pub refused: bool,
 }
 
 impl ResourceLimiter for Limits {
     fn memory_growing(&mut self, current: usize, desired: usize, maximum: Option<usize>) -> wasmtime::Result<bool> {
-        let allowed = self.inner.memory_growing(current, desired, maximum)?;
+        let allowed = self.inner.memory_growing(current, desired, maximum).inspect_err(|_| self.refused = true)?;
         if allowed {
             self.memory = self.memory.max(desired);
         }

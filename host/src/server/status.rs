@@ -24,6 +24,7 @@ pub fn bad_response(e: ConvertError) -> Status {
 pub fn runtime(e: RuntimeError, o: WireOptions) -> Status {
     let code = match &e {
         RuntimeError::Deadline { .. } => Code::DeadlineExceeded,
+        RuntimeError::OutOfMemory { .. } => Code::ResourceExhausted,
         RuntimeError::Cancelled { .. } => Code::Cancelled,
         RuntimeError::Trap { .. } | RuntimeError::Replay { .. } | RuntimeError::Cache(_) => Code::Internal,
         RuntimeError::Engine(_) => Code::Unavailable,
