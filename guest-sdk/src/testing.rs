@@ -216,15 +216,18 @@ impl<P: Provider> Engine<P> {
             old_inputs: state.inputs.clone(),
             ignore_changes: vec![],
         })?;
-        let step = match diff.changes {
-            _ if !diff.replaces.is_empty() => {
-                Step::Replace { delete_before_replace: diff.delete_before_replace, keys: diff.replaces }
-            }
-            DiffChanges::Some => Step::Update,
-            DiffChanges::None => Step::Same,
+        let changed = match diff.changes {
+            DiffChanges::Some => true,
+            DiffChanges::None => false,
             // A provider that cannot tell: the engine compares the inputs itself.
-            DiffChanges::Unknown if news == state.inputs => Step::Same,
-            DiffChanges::Unknown => Step::Update,
+            DiffChanges::Unknown => news != state.inputs,
+        };
+        let step = if !changed {
+            Step::Same
+        } else if diff.replaces.is_empty() {
+            Step::Update
+        } else {
+            Step::Replace { delete_before_replace: diff.delete_before_replace, keys: diff.replaces }
         };
         Ok((step, news))
     }
