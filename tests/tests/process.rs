@@ -95,7 +95,8 @@ async fn bad_components_are_refused_with_a_clear_error() {
 
     let core = dir.path().join("core.wasm");
     std::fs::write(&core, wat::parse_str("(module)").unwrap()).unwrap();
-    assert!(refused(&core).await.contains("core module"));
+    let why = refused(&core).await;
+    assert!(why.contains("core module") && why.contains("wasm32-wasip2"), "{why}");
 
     let other = dir.path().join("other.wasm");
     let other_world = r#"(component

@@ -114,7 +114,11 @@ impl Runtime {
         match wasm.get(..8) {
             Some([0, b'a', b's', b'm', _, _, 1, 0]) => {}
             Some([0, b'a', b's', b'm', 1, 0, 0, 0]) => {
-                return Err(RuntimeError::NotAComponent("the file is a core module".into()));
+                return Err(RuntimeError::NotAComponent(
+                    "the file is a core module; build the provider for `wasm32-wasip2` \
+                     (`cargo build --target wasm32-wasip2`), which makes a component"
+                        .into(),
+                ));
             }
             _ => return Err(RuntimeError::NotAComponent("the file is not WebAssembly".into())),
         }
