@@ -107,6 +107,16 @@ async fn bad_components_are_refused_with_a_clear_error() {
     std::fs::write(&other, wat::parse_str(other_world).unwrap()).unwrap();
     let msg = refused(&other).await;
     assert!(msg.contains("pulumi:provider"), "{msg}");
+
+    // Built against a contract version this host does not speak: the error says which.
+    let newer = dir.path().join("newer.wasm");
+    let newer_world = r#"(component (import "pulumi:provider/logging@0.9.0" (instance (export "log" (func)))))"#;
+    std::fs::write(&newer, wat::parse_str(newer_world).unwrap()).unwrap();
+    let msg = refused(&newer).await;
+    assert!(
+        msg.contains("built against pulumi:provider@0.9.0") && msg.contains("speaks pulumi:provider@0.1.0"),
+        "{msg}"
+    );
 }
 
 #[tokio::test]

@@ -14,3 +14,5 @@ pub mod v0_1_0 {
 pub use latest::exports::pulumi::provider::resource_provider as rp;
 pub use latest::pulumi::provider::types;
 pub use v0_1_0 as latest;
+/// The version of `latest`, for messages about components built against another.
+pub const CONTRACT: &str = "0.1.0";

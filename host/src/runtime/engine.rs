@@ -132,8 +132,9 @@ impl Runtime {
     }
 
     fn link(&self, component: &Component) -> Result<ProviderPre<HostState>, RuntimeError> {
-        let pre = self.linker()?.instantiate_pre(component).map_err(|e| RuntimeError::WrongWorld(format!("{e:#}")))?;
-        ProviderPre::new(pre).map_err(|e| RuntimeError::WrongWorld(format!("{e:#}")))
+        let wrong =
+            |e: wasmtime::Error| RuntimeError::WrongWorld(format!("{e:#}{}", contract_hint(&self.engine, component)));
+        ProviderPre::new(self.linker()?.instantiate_pre(component).map_err(wrong)?).map_err(wrong)
     }
 
     /// Prepares a component off the async runtime, starts its pool, reads its
@@ -229,6 +230,26 @@ impl Runtime {
             let path = path.to_owned();
             tokio::task::spawn_blocking(move || cache.remember_file(&path, &seen, facts));
         }
+    }
+}
+
+/// For a component that does not link: when it names another version of the
+/// `pulumi:provider` contract, which one and what to do.
+fn contract_hint(engine: &Engine, component: &Component) -> String {
+    use super::bindings::CONTRACT;
+    let ty = component.component_type();
+    let names: Vec<String> =
+        ty.imports(engine).map(|(n, _)| n.to_owned()).chain(ty.exports(engine).map(|(n, _)| n.to_owned())).collect();
+    let other = names.iter().find_map(|name| {
+        let version = name.strip_prefix("pulumi:provider/")?.split_once('@')?.1;
+        (version != CONTRACT).then(|| version.to_owned())
+    });
+    match other {
+        Some(v) => format!(
+            " (it was built against pulumi:provider@{v}; this host speaks pulumi:provider@{CONTRACT}: \
+             use a pulumi-wasm that supports {v}, or rebuild the provider with a matching pulumi-wasm-sdk)"
+        ),
+        None => String::new(),
     }
 }
 
