@@ -31,7 +31,8 @@ pub enum Auth<'a> {
     Open,
     /// Basic auth: these users (name, password), for anything.
     Basic(&'a [(&'a str, &'a str)]),
-    /// Bearer tokens from a [`TokenService`]: anyone may pull, these users may push.
+    /// Bearer tokens from a [`TokenService`]: anyone may pull (but not from
+    /// `private/...`), these users may pull and push anything.
     Token(&'a [(&'a str, &'a str)]),
 }
 

@@ -6,8 +6,9 @@
 //! token's ES256 signature against the certificate it was configured with
 //! (`rootcertbundle`), and its issuer, audience, expiry and granted actions.
 //!
-//! Policy: anyone may pull; the given users may also push. Unknown users or
-//! wrong passwords get 401.
+//! Policy: anyone may pull, except from repositories under `private/`; the
+//! given users may pull and push anything. Unknown users or wrong passwords
+//! get 401.
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
@@ -133,7 +134,9 @@ impl Signer {
             let (Some(kind), Some(name), Some(actions)) = (parts.next(), parts.next(), parts.next()) else {
                 continue;
             };
-            let granted: Vec<&str> = actions.split(',').filter(|a| *a == "pull" || user != "anonymous").collect();
+            let public = !name.starts_with("private/");
+            let granted: Vec<&str> =
+                actions.split(',').filter(|a| user != "anonymous" || (*a == "pull" && public)).collect();
             log.lock().unwrap().push(format!("{user} {scope} -> {}", granted.join(",")));
             access.push(json!({ "type": kind, "name": name, "actions": granted }));
         }

@@ -56,8 +56,14 @@ impl Bench {
 
     /// Starts `pulumi-resource-wasm <engine>` exactly as the engine does, with its store at `store`.
     async fn start(&self, store: &str) -> Plugin {
-        let env = [("PULUMI_WASM_STORE".to_owned(), self.store(store).to_string_lossy().into_owned())];
-        Plugin::spawn_with(&self.exe, std::slice::from_ref(&self.engine.address), &env).await.unwrap()
+        self.start_with(store, &[]).await
+    }
+
+    /// [`Bench::start`] with more environment, as the user's shell would give the engine.
+    async fn start_with(&self, store: &str, env: &[(&str, &str)]) -> Plugin {
+        let mut all = vec![("PULUMI_WASM_STORE".to_owned(), self.store(store).to_string_lossy().into_owned())];
+        all.extend(env.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        Plugin::spawn_with(&self.exe, std::slice::from_ref(&self.engine.address), &all).await.unwrap()
     }
 }
 
@@ -655,4 +661,42 @@ async fn a_component_from_an_oci_registry_pinned_by_digest() {
     assert_status(&err, Code::NotFound, &["digest mismatch"]);
     let err = p.client.check(CheckRequest { r#type: STRING.into(), ..Default::default() }).await.unwrap_err();
     assert_status(&err, Code::FailedPrecondition, &["pulumi package add wasm"]);
+}
+
+#[tokio::test]
+async fn a_private_component_is_pulled_with_the_users_docker_login() {
+    let registry = e2e_tests::Registry::start_with(e2e_tests::Auth::Token(&[("alice", "s3cret")]));
+    let bench = Bench::new().await;
+    let version = env!("CARGO_PKG_VERSION");
+    let random = component("random-provider");
+    let reference = format!("{}/private/random:{version}", registry.address);
+    let out = std::process::Command::new(host_bin())
+        .args(["push", random.to_str().unwrap(), &reference])
+        .env("PULUMI_WASM_STORE", bench.store("publisher"))
+        .env("PULUMI_WASM_OCI_USERNAME", "alice")
+        .env("PULUMI_WASM_OCI_PASSWORD", "s3cret")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "push: {}", String::from_utf8_lossy(&out.stderr));
+    let source = format!("oci://{reference}");
+
+    // The engine starts the plugin with the user's environment: no login, no pull.
+    let nowhere = bench.store("no-docker-config");
+    let mut p = bench.start_with("a", &[("DOCKER_CONFIG", nowhere.to_str().unwrap())]).await;
+    let err = by_args(&mut p, &[&source]).await.unwrap_err();
+    assert!(err.message().contains(&format!("docker login {}", registry.address)), "{}", err.message());
+    drop(p);
+
+    // With what `docker login` stored, `pulumi package add wasm oci://...` works.
+    use base64::Engine;
+    let docker = bench.store("docker");
+    std::fs::create_dir_all(&docker).unwrap();
+    let auth = base64::engine::general_purpose::STANDARD.encode("alice:s3cret");
+    let config = json!({ "auths": { registry.address.clone(): { "auth": auth } } });
+    std::fs::write(docker.join("config.json"), config.to_string()).unwrap();
+    let mut p = bench.start_with("b", &[("DOCKER_CONFIG", docker.to_str().unwrap())]).await;
+    let added = by_args(&mut p, &[&source]).await.unwrap_or_else(|e| panic!("{e}; stderr: {}", p.stderr()));
+    assert_eq!((added.name.as_str(), added.version.as_str()), ("random", version));
+    p.boot(&bench.engine.address, json!({})).await.unwrap();
+    random_lifecycle(&mut p).await;
 }
