@@ -1,6 +1,6 @@
 //! Test a provider the way the Pulumi engine drives it, in a plain native
-//! `cargo test`: [`Engine`] makes the calls `pulumi preview`, `up`, `refresh`
-//! and `destroy` make for one resource, with the requests filled in as the
+//! `cargo test`: [`Engine`] makes the calls `pulumi preview`, `up`, `refresh`,
+//! `import` and `destroy` make for one resource, with the requests filled in as the
 //! engine fills them (Check's `olds` are the old inputs, Diff gets the state
 //! and the checked inputs, a replacement creates before it deletes unless
 //! the provider asks otherwise, ...), and checks what the engine checks of
@@ -306,6 +306,37 @@ impl<P: Provider> Engine<P> {
         // A provider that does not return inputs keeps the old ones, as the engine does.
         let inputs = if read.inputs.is_empty() { state.inputs.clone() } else { read.inputs };
         Ok(Some(State { id: read.id, inputs, outputs: read.properties, ..state.clone() }))
+    }
+
+    /// `pulumi import <token> <name> <id>`: Read with only the ID. The
+    /// provider's answer becomes the state; its inputs (what the program
+    /// should say to keep the resource as it is) must come back too.
+    pub fn import(&mut self, token: &str, name: &str, id: &str) -> Outcome<State> {
+        let urn = self.urn(token, name);
+        let read = self.provider.read(ReadRequest {
+            id: id.into(),
+            urn: urn.clone(),
+            name: name.into(),
+            resource_type: token.into(),
+            properties: PropertyMap::new(),
+            inputs: PropertyMap::new(),
+            timeout: 0.0,
+        })?;
+        if read.id.is_empty() {
+            return Err(Failure::Provider(Error::NotFound(format!("{token} '{id}' does not exist"))));
+        }
+        applied("Read", &read.properties)?;
+        if read.inputs.is_empty() {
+            return Err(Failure::Engine(format!("Read of {token} '{id}' for an import returned no inputs")));
+        }
+        Ok(State {
+            urn,
+            token: token.into(),
+            name: name.into(),
+            id: read.id,
+            inputs: read.inputs,
+            outputs: read.properties,
+        })
     }
 
     /// `pulumi destroy` of the resource: Delete.
