@@ -1,10 +1,11 @@
 //! Test a provider the way the Pulumi engine drives it, in a plain native
 //! `cargo test`: [`Engine`] makes the calls `pulumi preview`, `up`, `refresh`,
 //! `import` and `destroy` make for one resource, with the requests filled in as the
-//! engine fills them (Check's `olds` are the old inputs, Diff gets the state
-//! and the checked inputs, a replacement creates before it deletes unless
-//! the provider asks otherwise, ...), and checks what the engine checks of
-//! the answers (an ID after a create, no unknowns after an apply).
+//! engine fills them (Check's `olds` are the old inputs and its random seed
+//! is new each time, Diff gets the state and the checked inputs, a
+//! replacement is checked afresh and created before the old one is deleted
+//! unless the provider asks otherwise, ...), and checks what the engine
+//! checks of the answers (an ID after a create, no unknowns after an apply).
 //!
 //! ```
 //! use pulumi_wasm_sdk::testing::{Engine, Step};
@@ -47,6 +48,8 @@ pub struct Engine<P: Provider> {
     provider: P,
     stack: String,
     project: String,
+    /// Checks made so far: each gets its own random seed, as from the engine.
+    checks: u64,
 }
 
 /// A resource as the engine records it after a step.
@@ -110,7 +113,7 @@ pub type Outcome<T> = std::result::Result<T, Failure>;
 
 impl<P: Provider> Engine<P> {
     pub fn new(provider: P) -> Self {
-        Engine { provider, stack: "test".into(), project: "test".into() }
+        Engine { provider, stack: "test".into(), project: "test".into(), checks: 0 }
     }
 
     /// The provider, for calls this harness does not make.
@@ -136,18 +139,16 @@ impl<P: Provider> Engine<P> {
             resource_type: token.clone(),
             olds: PropertyMap::new(),
             news: config,
-            random_seed: seed(&urn),
+            random_seed: self.next_seed(&urn),
             autonaming: None,
             old_outputs: None,
         };
         let checked = passed(self.provider.check_config(req)?)?;
-        // The deprecated `variables` view of the same values: strings as they are, the rest as JSON.
+        // The deprecated `variables` view of the same values: strings as they
+        // are, the rest as JSON (unknowns and assets have none and are left out).
         let text = |v: &Value| match v.plain() {
             Value::String(s) => Some(s.clone()),
-            Value::Bool(b) => Some(b.to_string()),
-            Value::Number(n) if n.fract() == 0.0 && n.abs() < 1e15 => Some(format!("{}", *n as i64)),
-            Value::Number(n) => Some(n.to_string()),
-            _ => None,
+            other => crate::serde::to_json(other).ok().map(|j| j.to_string()),
         };
         let variables =
             checked.iter().filter_map(|(k, v)| text(v).map(|s| (format!("{package}:config:{k}"), s))).collect();
@@ -160,7 +161,7 @@ impl<P: Provider> Engine<P> {
     pub fn check(&mut self, token: &str, name: &str, olds: PropertyMap, news: PropertyMap) -> Outcome<PropertyMap> {
         let urn = self.urn(token, name);
         let req = CheckRequest {
-            random_seed: seed(&urn),
+            random_seed: self.next_seed(&urn),
             urn,
             name: name.into(),
             resource_type: token.into(),
@@ -203,9 +204,12 @@ impl<P: Provider> Engine<P> {
     }
 
     /// Check of new inputs against `state`, then Diff: the step an update
-    /// would take, and the checked inputs.
+    /// would take, and the inputs to take it with. For a replacement those
+    /// come from a second Check without the old inputs, as the engine does
+    /// (what the provider carried over from the old resource, a name or a
+    /// default, must be chosen afresh for the new one).
     pub fn plan(&mut self, state: &State, inputs: PropertyMap) -> Outcome<(Step, PropertyMap)> {
-        let news = self.check(&state.token, &state.name, state.inputs.clone(), inputs)?;
+        let news = self.check(&state.token, &state.name, state.inputs.clone(), inputs.clone())?;
         let diff = self.provider.diff(DiffRequest {
             id: state.id.clone(),
             urn: state.urn.clone(),
@@ -222,14 +226,14 @@ impl<P: Provider> Engine<P> {
             // A provider that cannot tell: the engine compares the inputs itself.
             DiffChanges::Unknown => news != state.inputs,
         };
-        let step = if !changed {
-            Step::Same
-        } else if diff.replaces.is_empty() {
-            Step::Update
-        } else {
-            Step::Replace { delete_before_replace: diff.delete_before_replace, keys: diff.replaces }
-        };
-        Ok((step, news))
+        if !changed {
+            return Ok((Step::Same, news));
+        }
+        if diff.replaces.is_empty() {
+            return Ok((Step::Update, news));
+        }
+        let fresh = self.check(&state.token, &state.name, PropertyMap::new(), inputs)?;
+        Ok((Step::Replace { delete_before_replace: diff.delete_before_replace, keys: diff.replaces }, fresh))
     }
 
     /// `pulumi preview` of new inputs for an existing resource: the step,
@@ -249,11 +253,12 @@ impl<P: Provider> Engine<P> {
 
     /// `pulumi up` with new inputs for an existing resource: Check, Diff,
     /// then nothing, Update, or a replacement. Returns the step and the new
-    /// state (the old one when nothing changed).
+    /// state (when nothing changed, the old one with the new inputs).
     pub fn update(&mut self, state: &State, inputs: PropertyMap) -> Outcome<(Step, State)> {
         let (step, news) = self.plan(state, inputs)?;
         let next = match &step {
-            Step::Same => state.clone(),
+            // Nothing is called, but the new inputs are recorded.
+            Step::Same => State { inputs: news, ..state.clone() },
             Step::Update => {
                 let updated = self.provider.update(self.update_request(state, news.clone(), false))?;
                 applied("Update", &updated.properties)?;
@@ -379,11 +384,20 @@ fn applied(call: &str, outputs: &PropertyMap) -> Outcome<()> {
     }
 }
 
-/// The engine sends 32 random bytes per resource, the same for the same
-/// URN across updates; these are derived from the URN, so tests repeat.
-fn seed(urn: &str) -> Vec<u8> {
+impl<P: Provider> Engine<P> {
+    /// The engine sends fresh random bytes with every Check, so a provider
+    /// must keep what it derived from them (an auto-name) through `olds`.
+    /// These differ per Check too, but repeat from run to run.
+    fn next_seed(&mut self, urn: &str) -> Vec<u8> {
+        self.checks += 1;
+        seed(urn, self.checks)
+    }
+}
+
+fn seed(urn: &str, n: u64) -> Vec<u8> {
     // FNV-1a, then SplitMix64 to spread it over 32 bytes: fixed, not secure, which a test wants.
-    let mut x = urn.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
+    let start = 0xcbf2_9ce4_8422_2325_u64 ^ n.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    let mut x = urn.bytes().fold(start, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
     (0..4)
         .flat_map(|_| {
             x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);

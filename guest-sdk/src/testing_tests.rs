@@ -121,6 +121,13 @@ fn a_lifecycle_sends_what_the_engine_sends() {
     let (step, same) = e.update(&thing, props! { "size" => 1, "label" => "y" }).unwrap();
     assert_eq!((step, &same), (Step::Same, &thing));
     assert_eq!(calls(&mut e).len(), 2);
+    // Diff may call a change of inputs no change: the new inputs are still recorded.
+    e.provider().diff = Some(DiffResponse::none());
+    let (step, same) = e.update(&thing, props! { "size" => 1, "label" => "z" }).unwrap();
+    assert_eq!((step, same.id.as_str(), &same.inputs["label"]), (Step::Same, "id-2", &Value::from("z")));
+    assert_eq!(same.outputs, thing.outputs);
+    e.provider().diff = None;
+    calls(&mut e);
 
     e.delete(thing).unwrap();
     assert_eq!(calls(&mut e), ["delete id-2"]);
@@ -133,13 +140,14 @@ fn a_replacement_creates_first_unless_the_provider_deletes_first() {
     calls(&mut e);
     let (step, new) = e.update(&old, props! { "size" => 2 }).unwrap();
     assert_eq!(step, Step::Replace { delete_before_replace: false, keys: vec!["size".into()] });
-    assert_eq!(&calls(&mut e)[2..], ["create preview=false", "delete id-2"]);
+    // Checked again without the old inputs, as a new resource.
+    assert_eq!(&calls(&mut e)[2..], ["check olds=0 seed=32", "create preview=false", "delete id-2"]);
     assert_ne!(new.id, old.id);
 
     e.provider().delete_first = true;
     let (step, _) = e.update(&new, props! { "size" => 3 }).unwrap();
     assert!(matches!(step, Step::Replace { delete_before_replace: true, .. }));
-    assert_eq!(&calls(&mut e)[2..], [format!("delete {}", new.id), "create preview=false".into()]);
+    assert_eq!(&calls(&mut e)[3..], [format!("delete {}", new.id), "create preview=false".into()]);
 }
 
 #[test]
@@ -157,7 +165,7 @@ fn previews_pass_unknowns_and_change_nothing() {
     assert_eq!(calls(&mut e)[2], "update id-2 preview=true");
     let (step, _) = e.preview_update(&thing, props! { "size" => 5 }).unwrap();
     assert!(matches!(step, Step::Replace { .. }));
-    assert_eq!(calls(&mut e)[2], "create preview=true");
+    assert_eq!(calls(&mut e)[3], "create preview=true");
 }
 
 #[test]
@@ -186,10 +194,11 @@ fn refresh_reads_and_notices_a_resource_gone() {
 }
 
 #[test]
-fn the_random_seed_is_stable_per_resource() {
-    assert_eq!(seed("urn:a"), seed("urn:a"));
-    assert_ne!(seed("urn:a"), seed("urn:b"));
-    assert_eq!(seed("urn:a").len(), 32);
+fn every_check_gets_its_own_seed_and_runs_repeat() {
+    assert_eq!(seed("urn:a", 1), seed("urn:a", 1));
+    assert_ne!(seed("urn:a", 1), seed("urn:b", 1));
+    assert_ne!(seed("urn:a", 1), seed("urn:a", 2));
+    assert_eq!(seed("urn:a", 1).len(), 32);
 }
 
 #[test]
