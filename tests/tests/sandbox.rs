@@ -235,6 +235,10 @@ async fn files_outside_the_granted_directory_cannot_be_read() {
     let s = refused(&mut p, "readOutside", json!({"path": "/etc/passwd"})).await;
     let note = "missing grant: dir \"/\" for provider hostile (the component declares it)";
     assert!(s.message().contains(note), "{:?}", s.message());
+    // Not on errors no grant explains: a function that does not exist.
+    let s = refused(&mut p, "noSuchAttack", json!({})).await;
+    assert_eq!(s.code(), Code::InvalidArgument, "{s:?}");
+    assert!(!s.message().contains("missing grant"), "{:?}", s.message());
 }
 
 #[tokio::test]

@@ -130,7 +130,7 @@ fn settle<T>(
             Ok(value)
         }
         Ok(Err(error)) => {
-            let denials = lease.denials();
+            let denials = lease.denials(&error);
             lease.finish(Ok(()))?;
             Err(CallError::Provider { error, denials })
         }

@@ -11,7 +11,7 @@ use wasmtime::{Store, Trap, UpdateDeadline};
 
 use super::RuntimeError;
 use super::bindings::latest::{Provider, ProviderPre};
-use super::bindings::rp;
+use super::bindings::{rp, types};
 use super::engine::{EPOCH_TICK, Runtime};
 use super::logs::{GuestLog, LogQueue};
 use super::monitor::MonitorScope;
@@ -250,10 +250,18 @@ impl<'a> Lease<'a> {
     }
 
     /// What the sandbox refused during this call, each naming the missing
-    /// grant, then the sandbox's standing notes (see [`Sandbox::notes`]).
-    pub fn denials(&self) -> Vec<String> {
+    /// grant; for an error a missing grant could explain, also the sandbox's
+    /// standing notes (see [`Sandbox::notes`]).
+    pub fn denials(&self, error: &types::Error) -> Vec<String> {
         let inst = self.inst.as_ref().expect("lease holds an instance until finished");
-        self.pool.denials_of(inst)
+        use types::Error as E;
+        match error {
+            // The request's or the provider's own fault, whatever is granted.
+            E::InvalidArgument(_) | E::Unimplemented(_) | E::Cancelled(_) | E::MissingKeys(_) => {
+                inst.store.data().denials.lock().map(|d| d.clone()).unwrap_or_default()
+            }
+            _ => self.pool.denials_of(inst),
+        }
     }
 
     /// Ends the lease with the outcome of a guest call.

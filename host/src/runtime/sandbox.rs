@@ -27,7 +27,8 @@ pub struct Sandbox {
     /// Why a guest may miss a variable or a directory without the host ever
     /// seeing it asked for (WASI hands over the environment and the preopens
     /// up front): declared needs not granted, granted variables not set.
-    /// Added to every failed call's error, as HTTP denials are.
+    /// Added to a failed call's error when a missing grant could explain it
+    /// (a crash, or any error but a bad argument, unimplemented, cancelled).
     pub notes: Vec<String>,
 }
 
@@ -54,10 +55,11 @@ impl Sandbox {
         }
         let env: Vec<(String, String)> =
             grants.env.iter().filter_map(|k| std::env::var(k).ok().map(|v| (k.clone(), v))).collect();
-        let notes = grants
-            .env
-            .iter()
-            .filter(|k| !env.iter().any(|(set, _)| set == *k))
+        // A set: merged policies may grant a variable twice.
+        let unset: std::collections::BTreeSet<&String> =
+            grants.env.iter().filter(|k| !env.iter().any(|(set, _)| set == *k)).collect();
+        let notes = unset
+            .into_iter()
             .map(|k| format!("env \"{k}\" is granted to provider {provider} but not set in its environment"))
             .collect();
         Ok(Sandbox {
