@@ -56,6 +56,7 @@ impl HostState {
                 .trap_on_grow_failure(true)
                 .build(),
             memory: 0,
+            limit: sandbox.memory,
             refused: false,
         };
         let mut table = ResourceTable::new();
@@ -99,14 +100,20 @@ pub struct Limits {
     inner: StoreLimits,
     /// The largest linear memory this instance has grown to, in bytes.
     pub memory: usize,
-    /// True once a growth past the limit was refused (it traps), so the
-    /// error can name the limit rather than the guest's crash.
+    /// The sandbox's memory limit, in bytes.
+    limit: usize,
+    /// True once a growth past `limit` was refused (it traps), so the error
+    /// can name the limit rather than the guest's crash. A memory's own
+    /// declared maximum is not the sandbox's doing and does not count.
     pub refused: bool,
 }
 
 impl ResourceLimiter for Limits {
     fn memory_growing(&mut self, current: usize, desired: usize, maximum: Option<usize>) -> wasmtime::Result<bool> {
-        let allowed = self.inner.memory_growing(current, desired, maximum).inspect_err(|_| self.refused = true)?;
+        let allowed = self
+            .inner
+            .memory_growing(current, desired, maximum)
+            .inspect_err(|_| self.refused = desired > self.limit)?;
         if allowed {
             self.memory = self.memory.max(desired);
         }
