@@ -21,7 +21,12 @@ pub(super) struct Credentials {
 pub(super) enum Source {
     Anonymous,
     Environment(String),
-    DockerConfig { user: String, file: PathBuf },
+    DockerConfig {
+        user: String,
+        file: PathBuf,
+    },
+    /// The config held an identity token, which cannot be used: none sent.
+    IdentityToken(PathBuf),
 }
 
 impl fmt::Display for Source {
@@ -30,20 +35,18 @@ impl fmt::Display for Source {
             Source::Anonymous => write!(f, "no credentials"),
             Source::Environment(user) => write!(f, "user '{user}' from PULUMI_WASM_OCI_USERNAME"),
             Source::DockerConfig { user, file } => write!(f, "user '{user}' from {}", file.display()),
+            Source::IdentityToken(file) => {
+                write!(f, "no credentials (the identity token in {} is unusable)", file.display())
+            }
         }
     }
 }
 
-impl Source {
-    pub fn is_anonymous(&self) -> bool {
-        matches!(self, Source::Anonymous)
-    }
-}
-
-/// `$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`, as Docker looks.
-fn docker_config_file() -> Option<PathBuf> {
-    let var = |name| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
-    var("DOCKER_CONFIG").or_else(|| var("HOME").map(|home| home.join(".docker"))).map(|dir| dir.join("config.json"))
+/// `$DOCKER_CONFIG/config.json`, else `~/.docker/config.json` (on Windows
+/// `%USERPROFILE%\.docker`), as Docker looks.
+pub(super) fn docker_config_file() -> Option<PathBuf> {
+    let dir = std::env::var_os("DOCKER_CONFIG").filter(|v| !v.is_empty()).map(PathBuf::from);
+    dir.or_else(|| std::env::home_dir().map(|home| home.join(".docker"))).map(|dir| dir.join("config.json"))
 }
 
 /// The key `docker login` files a registry under: Docker Hub keeps its old URL.
@@ -91,7 +94,7 @@ fn resolve(
                 file.display(),
                 reference.registry
             );
-            Ok(anonymous)
+            Ok(Credentials { auth: RegistryAuth::Anonymous, source: Source::IdentityToken(file) })
         }
         Err(CredentialRetrievalError::NoCredentialConfigured) => Ok(anonymous),
         // A credential store (`"credsStore": "desktop"`, ...) asked about a registry
@@ -136,12 +139,23 @@ mod tests {
     }
 
     #[test]
+    fn an_identity_token_is_not_sent_and_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("config.json");
+        std::fs::write(&file, r#"{"auths": {"ghcr.io": {"identitytoken": "refresh-me"}}}"#).unwrap();
+        let reference: Reference = "ghcr.io/acme/x:1".parse().unwrap();
+        let c = resolve(None, &reference, Some(file)).unwrap();
+        assert!(matches!(c.auth, RegistryAuth::Anonymous));
+        assert!(c.source.to_string().contains("identity token"), "{}", c.source);
+    }
+
+    #[test]
     fn the_environment_wins_and_a_missing_config_is_anonymous() {
         let reference: Reference = "ghcr.io/acme/x:1".parse().unwrap();
         let env = ("carol".to_owned(), "pw".to_owned());
         let c = resolve(Some(&env), &reference, Some("/nonexistent/config.json".into())).unwrap();
         assert!(matches!(c.auth, RegistryAuth::Basic(u, _) if u == "carol"));
         let c = resolve(None, &reference, Some("/nonexistent/config.json".into())).unwrap();
-        assert!(c.source.is_anonymous());
+        assert!(matches!(c.source, Source::Anonymous));
     }
 }

@@ -33,6 +33,8 @@ pub use reference::{Reference, SCHEME};
 pub const MAX_COMPONENT_BYTES: usize = 256 << 20;
 /// A manifest is a small JSON document; a registry sending more is not serving one of ours.
 pub const MAX_MANIFEST_BYTES: usize = 4 << 20;
+/// How long a Docker credential helper may take to answer.
+const HELPER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 /// Uploads go in pieces of this size, so progress can be counted.
 const UPLOAD_PIECE: usize = 256 << 10;
 
@@ -65,15 +67,17 @@ impl OciError {
     /// A registry failure; one that refused the credentials says which were
     /// used and how to give others.
     fn registry(op: &'static str, reference: &Reference, error: OciDistributionError, used: &auth::Source) -> Self {
-        let hint = if !refused(&error) {
-            String::new()
-        } else if used.is_anonymous() {
-            format!(
+        let hint = match used {
+            _ if !refused(&error) => String::new(),
+            auth::Source::Anonymous => format!(
                 " (the registry wants credentials: run `docker login {}`, or set PULUMI_WASM_OCI_USERNAME and PULUMI_WASM_OCI_PASSWORD)",
                 reference.registry
-            )
-        } else {
-            format!(" (the registry refused {used})")
+            ),
+            auth::Source::IdentityToken(_) => {
+                format!(" (sent {used}: set PULUMI_WASM_OCI_USERNAME and PULUMI_WASM_OCI_PASSWORD)")
+            }
+            // oci-client reports any failure of the token service as a refusal, so both are named.
+            _ => format!(" (the registry or its token service refused {used})"),
         };
         OciError::Registry { op, reference: reference.to_string(), error, hint }
     }
@@ -133,12 +137,20 @@ impl OciOptions {
     }
 
     /// The credentials for `reference`'s registry, looked up on a blocking
-    /// thread (a Docker credential helper is a process).
+    /// thread (a Docker credential helper is a process), for at most
+    /// [`HELPER_TIMEOUT`]: a helper waiting on a prompt nobody sees (a
+    /// keychain, pinentry) must not hang a plugin before its port line.
     async fn credentials(&self, reference: &Reference) -> Result<auth::Credentials, OciError> {
-        let (env, reference) = (self.credentials.clone(), reference.clone());
-        tokio::task::spawn_blocking(move || auth::credentials(env.as_ref(), &reference))
-            .await
-            .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
+        let (env, target) = (self.credentials.clone(), reference.clone());
+        let lookup = tokio::task::spawn_blocking(move || auth::credentials(env.as_ref(), &target));
+        match tokio::time::timeout(HELPER_TIMEOUT, lookup).await {
+            Ok(done) => done.unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic())),
+            Err(_) => Err(OciError::Credentials {
+                registry: reference.registry.clone(),
+                file: auth::docker_config_file().unwrap_or_default(),
+                why: format!("its credential helper did not answer within {HELPER_TIMEOUT:?}"),
+            }),
+        }
     }
 }
 
