@@ -21,12 +21,17 @@ struct Recorder {
     logs: Arc<Mutex<Vec<LogRequest>>>,
     total: Arc<AtomicUsize>,
     longest: Arc<AtomicUsize>,
+    /// How long each `Log` call takes to answer: a busy engine.
+    log_delay: Duration,
 }
 
 #[tonic::async_trait]
 impl Engine for Recorder {
     async fn log(&self, request: Request<LogRequest>) -> Result<Response<()>, Status> {
         let log = request.into_inner();
+        if !self.log_delay.is_zero() {
+            tokio::time::sleep(self.log_delay).await;
+        }
         self.total.fetch_add(1, Ordering::Relaxed);
         self.longest.fetch_max(log.message.len(), Ordering::Relaxed);
         let mut logs = self.logs.lock().unwrap();
@@ -67,9 +72,14 @@ pub struct TestEngine {
 
 impl TestEngine {
     pub async fn start() -> TestEngine {
+        TestEngine::start_with_log_delay(Duration::ZERO).await
+    }
+
+    /// An engine that takes `delay` to answer each `Log` call.
+    pub async fn start_with_log_delay(delay: Duration) -> TestEngine {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind engine port");
         let address = listener.local_addr().expect("local addr").to_string();
-        let recorder = Recorder::default();
+        let recorder = Recorder { log_delay: delay, ..Recorder::default() };
         let service = EngineServer::new(recorder.clone());
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         tokio::spawn(async move {

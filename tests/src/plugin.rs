@@ -146,6 +146,12 @@ impl Plugin {
         let mut child = Command::new(exe)
             .args(args)
             .env("PULUMI_WASM_CACHE_DIR", cache_dir())
+            // Nothing from the developer's own setup: registry logins, credentials, tokens.
+            .env("DOCKER_CONFIG", "/nonexistent/docker-config")
+            .env_remove("PULUMI_WASM_OCI_USERNAME")
+            .env_remove("PULUMI_WASM_OCI_PASSWORD")
+            .env_remove("PULUMI_WASM_OCI_INSECURE")
+            .env_remove("KV_TOKEN")
             .envs(env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

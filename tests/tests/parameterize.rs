@@ -624,6 +624,9 @@ async fn a_component_from_an_oci_registry_pinned_by_digest() {
     let out = std::process::Command::new(host_bin())
         .args(["push", random.to_str().unwrap(), &reference])
         .env("PULUMI_WASM_STORE", bench.store("publisher"))
+        .env("DOCKER_CONFIG", "/nonexistent/docker-config")
+        .env_remove("PULUMI_WASM_OCI_USERNAME")
+        .env_remove("PULUMI_WASM_OCI_PASSWORD")
         .output()
         .unwrap();
     assert!(out.status.success(), "push: {}", String::from_utf8_lossy(&out.stderr));
@@ -673,6 +676,7 @@ async fn a_private_component_is_pulled_with_the_users_docker_login() {
     let out = std::process::Command::new(host_bin())
         .args(["push", random.to_str().unwrap(), &reference])
         .env("PULUMI_WASM_STORE", bench.store("publisher"))
+        .env("DOCKER_CONFIG", "/nonexistent/docker-config")
         .env("PULUMI_WASM_OCI_USERNAME", "alice")
         .env("PULUMI_WASM_OCI_PASSWORD", "s3cret")
         .output()
