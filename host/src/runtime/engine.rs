@@ -240,9 +240,14 @@ fn contract_hint(engine: &Engine, component: &Component) -> String {
     let ty = component.component_type();
     let names: Vec<String> =
         ty.imports(engine).map(|(n, _)| n.to_owned()).chain(ty.exports(engine).map(|(n, _)| n.to_owned())).collect();
+    // Semver-compatible versions (0.x: the same minor) are not the problem.
+    let ours = semver::Version::parse(CONTRACT).expect("CONTRACT is a version");
+    let compatible = |v: &str| {
+        semver::Version::parse(v).is_ok_and(|v| v.major == ours.major && (v.major > 0 || v.minor == ours.minor))
+    };
     let other = names.iter().find_map(|name| {
         let version = name.strip_prefix("pulumi:provider/")?.split_once('@')?.1;
-        (version != CONTRACT).then(|| version.to_owned())
+        (!compatible(version)).then(|| version.to_owned())
     });
     match other {
         Some(v) => format!(
