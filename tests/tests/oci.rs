@@ -252,15 +252,20 @@ fn basic(user: &str, password: &str) -> String {
     base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"))
 }
 
+/// A registry with `auth`, a scratch directory, the `random` component's path
+/// and the repository `<registry>/acme/random`.
+fn registry_with(auth: Auth) -> (Registry, tempfile::TempDir, String, String) {
+    let registry = Registry::start_with(auth);
+    let random = component("random-provider").to_string_lossy().into_owned();
+    let repo = format!("{}/acme/random", registry.address);
+    (registry, tempfile::tempdir().unwrap(), random, repo)
+}
+
 #[test]
 fn a_token_registry_lets_anyone_pull_and_its_users_push() {
     // ghcr.io's shape: every request needs a bearer token; anonymous tokens may pull.
-    let registry = Registry::start_with(Auth::Token(&[("alice", "s3cret")]));
-    let tokens = registry.tokens.as_ref().unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let random = component("random-provider");
-    let random = random.to_str().unwrap();
-    let repo = format!("{}/acme/random", registry.address);
+    let (registry, dir, random, repo) = registry_with(Auth::Token(&[("alice", "s3cret")]));
+    let (tokens, random) = (registry.tokens.as_ref().unwrap(), random.as_str());
 
     // No credentials: the push is refused, and the message says how to give some.
     let err = fails(&dir.path().join("a"), &["push", random, &repo]);
@@ -288,12 +293,8 @@ fn a_token_registry_lets_anyone_pull_and_its_users_push() {
 
 #[test]
 fn docker_login_credentials_are_used_for_their_registry_only() {
-    let registry = Registry::start_with(Auth::Token(&[("alice", "s3cret")]));
-    let tokens = registry.tokens.as_ref().unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let random = component("random-provider");
-    let random = random.to_str().unwrap();
-    let repo = format!("{}/acme/random", registry.address);
+    let (registry, dir, random, repo) = registry_with(Auth::Token(&[("alice", "s3cret")]));
+    let (tokens, random) = (registry.tokens.as_ref().unwrap(), random.as_str());
     let store = dir.path().join("store");
 
     // `auths`, as `docker login` writes it without a credential store.
@@ -363,11 +364,8 @@ fn docker_login_credentials_are_used_for_their_registry_only() {
 
 #[test]
 fn a_basic_auth_registry_takes_the_same_credentials() {
-    let registry = Registry::start_with(Auth::Basic(&[("bob", "hunter2")]));
-    let dir = tempfile::tempdir().unwrap();
-    let random = component("random-provider");
-    let random = random.to_str().unwrap();
-    let repo = format!("{}/acme/random", registry.address);
+    let (registry, dir, random, repo) = registry_with(Auth::Basic(&[("bob", "hunter2")]));
+    let random = random.as_str();
 
     let err = fails(&dir.path().join("a"), &["push", random, &repo]);
     assert!(err.contains("401") && err.contains("the registry wants credentials"), "{err}");

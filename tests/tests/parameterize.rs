@@ -59,6 +59,21 @@ impl Bench {
         self.start_with(store, &[]).await
     }
 
+    /// `pulumi-wasm push component reference`, as a publisher with `login` (none: anonymous).
+    fn push(&self, component: &std::path::Path, reference: &str, login: Option<(&str, &str)>) {
+        let mut push = std::process::Command::new(host_bin());
+        push.args(["push", component.to_str().unwrap(), reference])
+            .env("PULUMI_WASM_STORE", self.store("publisher"))
+            .env("DOCKER_CONFIG", "/nonexistent/docker-config")
+            .env_remove("PULUMI_WASM_OCI_USERNAME")
+            .env_remove("PULUMI_WASM_OCI_PASSWORD");
+        if let Some((user, password)) = login {
+            push.env("PULUMI_WASM_OCI_USERNAME", user).env("PULUMI_WASM_OCI_PASSWORD", password);
+        }
+        let out = push.output().unwrap();
+        assert!(out.status.success(), "push: {}", String::from_utf8_lossy(&out.stderr));
+    }
+
     /// [`Bench::start`] with more environment, as the user's shell would give the engine.
     async fn start_with(&self, store: &str, env: &[(&str, &str)]) -> Plugin {
         let mut all = vec![("PULUMI_WASM_STORE".to_owned(), self.store(store).to_string_lossy().into_owned())];
@@ -621,15 +636,7 @@ async fn a_component_from_an_oci_registry_pinned_by_digest() {
     let version = env!("CARGO_PKG_VERSION");
     let random = component("random-provider");
     let reference = format!("{}/providers/random:{version}", registry.address);
-    let out = std::process::Command::new(host_bin())
-        .args(["push", random.to_str().unwrap(), &reference])
-        .env("PULUMI_WASM_STORE", bench.store("publisher"))
-        .env("DOCKER_CONFIG", "/nonexistent/docker-config")
-        .env_remove("PULUMI_WASM_OCI_USERNAME")
-        .env_remove("PULUMI_WASM_OCI_PASSWORD")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "push: {}", String::from_utf8_lossy(&out.stderr));
+    bench.push(&random, &reference, None);
 
     // `pulumi package add wasm oci://<registry>/providers/random:<version>`.
     let mut p = bench.start("store").await;
@@ -673,15 +680,7 @@ async fn a_private_component_is_pulled_with_the_users_docker_login() {
     let version = env!("CARGO_PKG_VERSION");
     let random = component("random-provider");
     let reference = format!("{}/private/random:{version}", registry.address);
-    let out = std::process::Command::new(host_bin())
-        .args(["push", random.to_str().unwrap(), &reference])
-        .env("PULUMI_WASM_STORE", bench.store("publisher"))
-        .env("DOCKER_CONFIG", "/nonexistent/docker-config")
-        .env("PULUMI_WASM_OCI_USERNAME", "alice")
-        .env("PULUMI_WASM_OCI_PASSWORD", "s3cret")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "push: {}", String::from_utf8_lossy(&out.stderr));
+    bench.push(&random, &reference, Some(("alice", "s3cret")));
     let source = format!("oci://{reference}");
 
     // The engine starts the plugin with the user's environment: no login, no pull.
