@@ -47,6 +47,10 @@ pub enum RuntimeError {
         limit >> 20
     )]
     OutOfMemory { limit: usize, partial: Option<PartialState> },
+    /// One call tried to copy more data out of the guest than the host takes
+    /// at once (wasmtime's hostcall fuel, see `pool::MAX_COPY_OUT`).
+    #[error("the provider tried to hand the host more than {} MiB in one call, over the host's limit", limit >> 20)]
+    TooMuchData { limit: usize, partial: Option<PartialState> },
     #[error("the provider exceeded its deadline of {after:?}")]
     Deadline { after: std::time::Duration, partial: Option<PartialState> },
     #[error("the call was interrupted: the engine cancelled the operation")]
@@ -68,6 +72,7 @@ impl RuntimeError {
         match self {
             RuntimeError::Trap { partial, .. }
             | RuntimeError::OutOfMemory { partial, .. }
+            | RuntimeError::TooMuchData { partial, .. }
             | RuntimeError::Deadline { partial, .. }
             | RuntimeError::Cancelled { partial } => partial.as_ref(),
             _ => None,

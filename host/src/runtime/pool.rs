@@ -20,6 +20,9 @@ use super::state::HostState;
 
 /// Instances whose linear memory grew beyond this are not reused.
 const RECYCLE_ABOVE: usize = 64 << 20;
+/// The most one call may copy out of the guest (a result, or a host call's
+/// arguments). wasmtime's default, set here so the error can name it.
+const MAX_COPY_OUT: usize = 128 << 20;
 
 /// A call that changes provider state and must reach every instance.
 #[derive(Clone, Debug)]
@@ -111,6 +114,7 @@ impl Pool {
         let state = HostState::new(sandbox, self.logs.clone(), self.cancel.flag.clone());
         let mut store = Store::new(self.runtime.running_engine(), state);
         store.limiter(|s| &mut s.limits);
+        store.set_hostcall_fuel(MAX_COPY_OUT);
         // Start-up code runs during instantiation, so it gets a deadline too.
         self.arm_deadline(&mut store, sandbox.timeout);
         let made = self.bounded(sandbox.timeout, self.pre.instantiate_async(&mut store)).await;
@@ -341,6 +345,11 @@ impl<'a> Lease<'a> {
             return RuntimeError::OutOfMemory { limit: self.pool.sandbox().memory, partial };
         }
         let mut message = format!("{e:#}");
+        // wasmtime's error type for this is private; its message is what there is.
+        if message.contains("fuel allocated for hostcalls has been exhausted") {
+            tracing::warn!("discarding an instance that copied too much in one call: {message}");
+            return RuntimeError::TooMuchData { limit: MAX_COPY_OUT, partial };
+        }
         let stderr = data.stderr_text();
         if !stderr.is_empty() {
             message.push_str(&format!("; guest stderr: {stderr}"));

@@ -13,9 +13,15 @@ pub fn bad_request(e: ConvertError) -> Status {
     Status::invalid_argument(format!("malformed request: {e}"))
 }
 
-/// A response the guest got wrong: the provider's fault.
+/// A response the guest got wrong: the provider's fault. A value over the
+/// host's limits is RESOURCE_EXHAUSTED, as the memory limit is.
 pub fn bad_response(e: ConvertError) -> Status {
-    Status::internal(format!("the provider returned an invalid response: {e}"))
+    match e {
+        ConvertError::TooDeep { .. } | ConvertError::TooManyNodes { .. } => {
+            Status::resource_exhausted(format!("the provider returned a value over the host's limits: {e}"))
+        }
+        e => Status::internal(format!("the provider returned an invalid response: {e}")),
+    }
 }
 
 /// A call that did not complete. If the guest reported partial state before
@@ -24,7 +30,7 @@ pub fn bad_response(e: ConvertError) -> Status {
 pub fn runtime(e: RuntimeError, o: WireOptions) -> Status {
     let code = match &e {
         RuntimeError::Deadline { .. } => Code::DeadlineExceeded,
-        RuntimeError::OutOfMemory { .. } => Code::ResourceExhausted,
+        RuntimeError::OutOfMemory { .. } | RuntimeError::TooMuchData { .. } => Code::ResourceExhausted,
         RuntimeError::Cancelled { .. } => Code::Cancelled,
         RuntimeError::Trap { .. } | RuntimeError::Replay { .. } | RuntimeError::Cache(_) => Code::Internal,
         RuntimeError::Engine(_) => Code::Unavailable,
