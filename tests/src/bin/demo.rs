@@ -24,8 +24,10 @@ fn urn(token: &str, name: &str) -> String {
     format!("urn:pulumi:demo::random-demo::{token}::{name}")
 }
 
+/// Outputs as JSON, with Pulumi's unknown sentinel (a value a preview cannot know yet) shown as `<unknown>`.
 fn show(s: &Option<prost_types::Struct>) -> String {
-    from_struct(s.as_ref()).to_string()
+    const UNKNOWN: &str = "\"04da6b54-80e4-46f7-96ec-b56ff0331ba9\"";
+    from_struct(s.as_ref()).to_string().replace(UNKNOWN, "<unknown>")
 }
 
 async fn check(p: &mut Plugin, token: &str, name: &str, news: Value) -> anyhow::Result<Option<prost_types::Struct>> {
