@@ -353,6 +353,16 @@ fn docker_login_credentials_are_used_for_their_registry_only() {
     let (success, out, err) = run_env(&dir.path().join("anonymous"), &["pull", &format!("{repo}:auths")], &env);
     assert!(success && out.contains("installed random"), "{out}\n{err}");
 
+    // A helper that never answers (a prompt nobody sees) is given up on.
+    let stuck = bin.join("docker-credential-e2estuck");
+    std::fs::write(&stuck, "#!/bin/sh\nexec sleep 30\n").unwrap();
+    std::fs::set_permissions(&stuck, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let config =
+        docker_config(&dir.path().join("stuck"), json!({ "credHelpers": { registry.address.clone(): "e2estuck" } }));
+    let env = [("DOCKER_CONFIG", config.as_str()), ("PATH", path.as_str()), ("PULUMI_WASM_OCI_HELPER_TIMEOUT", "0.5")];
+    let (success, _, err) = run_env(&store, &["pull", &format!("{repo}:auths")], &env);
+    assert!(!success && err.contains("did not answer within 500ms"), "{err}");
+
     // A helper that fails is an error that names the file, not a silent anonymous try.
     let config = docker_config(
         &dir.path().join("broken"),

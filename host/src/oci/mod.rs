@@ -14,6 +14,8 @@ mod auth;
 mod progress;
 mod reference;
 
+use std::time::Duration;
+
 use bytes::Bytes;
 use futures::StreamExt;
 use oci_client::client::{ClientConfig, ClientProtocol};
@@ -33,8 +35,9 @@ pub use reference::{Reference, SCHEME};
 pub const MAX_COMPONENT_BYTES: usize = 256 << 20;
 /// A manifest is a small JSON document; a registry sending more is not serving one of ours.
 pub const MAX_MANIFEST_BYTES: usize = 4 << 20;
-/// How long a Docker credential helper may take to answer.
-const HELPER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+/// How long a Docker credential helper may take to answer, unless
+/// `PULUMI_WASM_OCI_HELPER_TIMEOUT` says otherwise.
+const HELPER_TIMEOUT: Duration = Duration::from_secs(30);
 /// Uploads go in pieces of this size, so progress can be counted.
 const UPLOAD_PIECE: usize = 256 << 10;
 
@@ -59,6 +62,8 @@ pub enum OciError {
     Registry { op: &'static str, reference: String, error: OciDistributionError, hint: String },
     #[error("set both PULUMI_WASM_OCI_USERNAME and PULUMI_WASM_OCI_PASSWORD, or neither")]
     HalfCredentials,
+    #[error("PULUMI_WASM_OCI_HELPER_TIMEOUT is a number of seconds, not '{0}'")]
+    BadHelperTimeout(String),
     #[error("the credentials for {registry} in {} cannot be read: {why}", file.display())]
     Credentials { registry: String, file: std::path::PathBuf, why: String },
 }
@@ -113,7 +118,7 @@ fn chain(error: &dyn std::error::Error) -> String {
 }
 
 /// How to reach registries.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct OciOptions {
     /// Plain HTTP to any registry, not only loopback ones.
     pub insecure: bool,
@@ -121,10 +126,21 @@ pub struct OciOptions {
     /// each registry gets what `docker login` stored for it, if anything
     /// (see `auth.rs`).
     pub credentials: Option<(String, String)>,
+    /// How long a Docker credential helper may take: a helper waiting on a
+    /// prompt nobody sees (a keychain, pinentry) must not hang a plugin
+    /// before its port line.
+    pub helper_timeout: Duration,
+}
+
+impl Default for OciOptions {
+    fn default() -> Self {
+        OciOptions { insecure: false, credentials: None, helper_timeout: HELPER_TIMEOUT }
+    }
 }
 
 impl OciOptions {
-    /// `PULUMI_WASM_OCI_INSECURE=1` (or `true`), `PULUMI_WASM_OCI_USERNAME` and `PULUMI_WASM_OCI_PASSWORD`.
+    /// `PULUMI_WASM_OCI_INSECURE=1` (or `true`), `PULUMI_WASM_OCI_USERNAME` and
+    /// `PULUMI_WASM_OCI_PASSWORD`, `PULUMI_WASM_OCI_HELPER_TIMEOUT` (seconds).
     pub fn from_env() -> Result<OciOptions, OciError> {
         let var = |name| std::env::var(name).ok().filter(|v| !v.is_empty());
         let insecure = var("PULUMI_WASM_OCI_INSECURE").is_some_and(|v| v == "1" || v.eq_ignore_ascii_case("true"));
@@ -133,22 +149,32 @@ impl OciOptions {
             (None, None) => None,
             _ => return Err(OciError::HalfCredentials),
         };
-        Ok(OciOptions { insecure, credentials })
+        let helper_timeout = match var("PULUMI_WASM_OCI_HELPER_TIMEOUT") {
+            None => HELPER_TIMEOUT,
+            Some(text) => text
+                .parse::<f64>()
+                .ok()
+                .and_then(|secs| Duration::try_from_secs_f64(secs).ok())
+                .ok_or(OciError::BadHelperTimeout(text))?,
+        };
+        Ok(OciOptions { insecure, credentials, helper_timeout })
     }
 
     /// The credentials for `reference`'s registry, looked up on a blocking
     /// thread (a Docker credential helper is a process), for at most
-    /// [`HELPER_TIMEOUT`]: a helper waiting on a prompt nobody sees (a
-    /// keychain, pinentry) must not hang a plugin before its port line.
+    /// [`OciOptions::helper_timeout`].
     async fn credentials(&self, reference: &Reference) -> Result<auth::Credentials, OciError> {
         let (env, target) = (self.credentials.clone(), reference.clone());
         let lookup = tokio::task::spawn_blocking(move || auth::credentials(env.as_ref(), &target));
-        match tokio::time::timeout(HELPER_TIMEOUT, lookup).await {
+        match tokio::time::timeout(self.helper_timeout, lookup).await {
             Ok(done) => done.unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic())),
             Err(_) => Err(OciError::Credentials {
                 registry: reference.registry.clone(),
                 file: auth::docker_config_file().unwrap_or_default(),
-                why: format!("its credential helper did not answer within {HELPER_TIMEOUT:?}"),
+                why: format!(
+                    "its credential helper did not answer within {:?} (PULUMI_WASM_OCI_HELPER_TIMEOUT)",
+                    self.helper_timeout
+                ),
             }),
         }
     }
