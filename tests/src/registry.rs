@@ -226,6 +226,20 @@ fn tls_files(dir: &std::path::Path) -> (String, Option<PathBuf>) {
     (yaml, Some(ca))
 }
 
+/// Writes a Docker config directory (what `DOCKER_CONFIG` names) whose
+/// `config.json` is `config`; returns the directory.
+pub fn docker_config(dir: &std::path::Path, config: serde_json::Value) -> String {
+    std::fs::create_dir_all(dir).expect("the Docker config directory");
+    std::fs::write(dir.join("config.json"), config.to_string()).expect("writing config.json");
+    dir.to_string_lossy().into_owned()
+}
+
+/// An `auths` entry's `auth`, as `docker login` writes it.
+pub fn basic(user: &str, password: &str) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"))
+}
+
 /// `wasm` with a custom section of `extra` bytes appended: the same component, another digest.
 pub fn padded_component(wasm: &[u8], extra: usize) -> Vec<u8> {
     let name = b"pulumi-wasm-test-padding";

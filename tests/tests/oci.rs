@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use e2e_tests::registry::padded_component;
+use e2e_tests::registry::{basic, docker_config, padded_component};
 use e2e_tests::{Auth, Plugin, Registry, TestEngine, cache_dir, component, host_bin};
 use serde_json::{Value, json};
 
@@ -240,16 +240,11 @@ fn plain_http_only_for_loopback_unless_insecure() {
     assert!(success && out.contains("installed random"), "{out}\n{err}");
 }
 
-/// A Docker config directory whose `config.json` is `config`.
-fn docker_config(dir: &Path, config: Value) -> String {
-    std::fs::create_dir_all(dir).unwrap();
-    std::fs::write(dir.join("config.json"), config.to_string()).unwrap();
-    dir.to_string_lossy().into_owned()
-}
-
-fn basic(user: &str, password: &str) -> String {
-    use base64::Engine;
-    base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"))
+/// An executable `docker-credential-<name>` in `bin` running `script` (sh).
+fn credential_helper(bin: &Path, name: &str, script: &str) {
+    let helper = bin.join(format!("docker-credential-{name}"));
+    std::fs::write(&helper, format!("#!/bin/sh\n{script}")).unwrap();
+    std::fs::set_permissions(&helper, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
 }
 
 /// A registry with `auth`, a scratch directory, the `random` component's path
@@ -309,13 +304,8 @@ fn docker_login_credentials_are_used_for_their_registry_only() {
     // A credential helper (`docker-credential-<name> get`, the server on stdin).
     let bin = dir.path().join("bin");
     std::fs::create_dir_all(&bin).unwrap();
-    let helper = bin.join("docker-credential-e2etest");
-    std::fs::write(
-        &helper,
-        "#!/bin/sh\nread server\nprintf '{\"ServerURL\":\"%s\",\"Username\":\"alice\",\"Secret\":\"s3cret\"}' \"$server\"\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(&helper, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let answer = r#"printf '{"ServerURL":"%s","Username":"alice","Secret":"s3cret"}' "$server""#;
+    credential_helper(&bin, "e2etest", &format!("read server\n{answer}\n"));
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
     let config =
         docker_config(&dir.path().join("helper"), json!({ "credHelpers": { registry.address.clone(): "e2etest" } }));
@@ -344,19 +334,14 @@ fn docker_login_credentials_are_used_for_their_registry_only() {
 
     // Docker Desktop's usual setup: a credential store that has nothing for this
     // registry. An anonymous pull, as `docker pull` would do.
-    let store_helper = bin.join("docker-credential-e2estore");
-    std::fs::write(&store_helper, "#!/bin/sh\nread server\necho 'credentials not found in native keychain'\nexit 1\n")
-        .unwrap();
-    std::fs::set_permissions(&store_helper, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    credential_helper(&bin, "e2estore", "read server\necho 'credentials not found in native keychain'\nexit 1\n");
     let config = docker_config(&dir.path().join("store"), json!({ "credsStore": "e2estore" }));
     let env = [("DOCKER_CONFIG", config.as_str()), ("PATH", path.as_str())];
     let (success, out, err) = run_env(&dir.path().join("anonymous"), &["pull", &format!("{repo}:auths")], &env);
     assert!(success && out.contains("installed random"), "{out}\n{err}");
 
     // A helper that never answers (a prompt nobody sees) is given up on.
-    let stuck = bin.join("docker-credential-e2estuck");
-    std::fs::write(&stuck, "#!/bin/sh\nexec sleep 30\n").unwrap();
-    std::fs::set_permissions(&stuck, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    credential_helper(&bin, "e2estuck", "exec sleep 30\n");
     let config =
         docker_config(&dir.path().join("stuck"), json!({ "credHelpers": { registry.address.clone(): "e2estuck" } }));
     let env = [("DOCKER_CONFIG", config.as_str()), ("PATH", path.as_str()), ("PULUMI_WASM_OCI_HELPER_TIMEOUT", "0.5")];

@@ -17,7 +17,7 @@ use std::result::Result;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
-use e2e_tests::{KvApi, Plugin, TestEngine, component, from_struct, host_bin, to_struct, workspace_root};
+use e2e_tests::{KvApi, Plugin, TestEngine, component, from_struct, host_bin, registry, to_struct, workspace_root};
 use pulumirpc::parameterize_request::{Parameters, ParametersArgs, ParametersValue};
 use pulumirpc::*;
 use serde_json::{Value as Json, json};
@@ -691,13 +691,9 @@ async fn a_private_component_is_pulled_with_the_users_docker_login() {
     drop(p);
 
     // With what `docker login` stored, `pulumi package add wasm oci://...` works.
-    use base64::Engine;
-    let docker = bench.store("docker");
-    std::fs::create_dir_all(&docker).unwrap();
-    let auth = base64::engine::general_purpose::STANDARD.encode("alice:s3cret");
-    let config = json!({ "auths": { registry.address.clone(): { "auth": auth } } });
-    std::fs::write(docker.join("config.json"), config.to_string()).unwrap();
-    let mut p = bench.start_with("b", &[("DOCKER_CONFIG", docker.to_str().unwrap())]).await;
+    let login = json!({ "auths": { registry.address.clone(): { "auth": registry::basic("alice", "s3cret") } } });
+    let docker = registry::docker_config(&bench.store("docker"), login);
+    let mut p = bench.start_with("b", &[("DOCKER_CONFIG", docker.as_str())]).await;
     let added = by_args(&mut p, &[&source]).await.unwrap_or_else(|e| panic!("{e}; stderr: {}", p.stderr()));
     assert_eq!((added.name.as_str(), added.version.as_str()), ("random", version));
     p.boot(&bench.engine.address, json!({})).await.unwrap();
