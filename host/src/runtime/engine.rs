@@ -238,14 +238,13 @@ impl Runtime {
 fn contract_hint(engine: &Engine, component: &Component) -> String {
     use super::bindings::CONTRACT;
     let ty = component.component_type();
-    let names: Vec<String> =
-        ty.imports(engine).map(|(n, _)| n.to_owned()).chain(ty.exports(engine).map(|(n, _)| n.to_owned())).collect();
     // Semver-compatible versions (0.x: the same minor) are not the problem.
     let ours = semver::Version::parse(CONTRACT).expect("CONTRACT is a version");
     let compatible = |v: &str| {
         semver::Version::parse(v).is_ok_and(|v| v.major == ours.major && (v.major > 0 || v.minor == ours.minor))
     };
-    let other = names.iter().find_map(|name| {
+    let mut names = ty.imports(engine).map(|(n, _)| n).chain(ty.exports(engine).map(|(n, _)| n));
+    let other = names.find_map(|name| {
         let version = name.strip_prefix("pulumi:provider/")?.split_once('@')?.1;
         (!compatible(version)).then(|| version.to_owned())
     });

@@ -73,9 +73,13 @@ impl Pool {
         }
     }
 
-    fn denials_of(&self, inst: &Instance) -> Vec<String> {
+    /// What the sandbox refused during `inst`'s call, then, with `notes`,
+    /// the sandbox's standing notes (see [`Sandbox::notes`]).
+    fn denials_of(&self, inst: &Instance, notes: bool) -> Vec<String> {
         let mut all = inst.store.data().denials.lock().map(|d| d.clone()).unwrap_or_default();
-        all.extend(self.sandbox().notes.iter().cloned());
+        if notes {
+            all.extend(self.sandbox().notes.iter().cloned());
+        }
         all
     }
 
@@ -122,7 +126,7 @@ impl Pool {
             Ok(guest) => Ok(Instance { store, guest, applied: 0 }),
             // A component whose memories start out larger than the limit.
             Err(_) if store.data().limits.refused => {
-                Err(RuntimeError::OutOfMemory { limit: sandbox.memory, partial: None })
+                Err(RuntimeError::OutOfMemory { limit: store.data().limits.limit, partial: None })
             }
             Err(e) => Err(RuntimeError::Trap { message: format!("instantiation failed: {e:#}"), partial: None }),
         }
@@ -259,13 +263,10 @@ impl<'a> Lease<'a> {
     pub fn denials(&self, error: &types::Error) -> Vec<String> {
         let inst = self.inst.as_ref().expect("lease holds an instance until finished");
         use types::Error as E;
-        match error {
-            // The request's or the provider's own fault, whatever is granted.
-            E::InvalidArgument(_) | E::Unimplemented(_) | E::Cancelled(_) | E::MissingKeys(_) => {
-                inst.store.data().denials.lock().map(|d| d.clone()).unwrap_or_default()
-            }
-            _ => self.pool.denials_of(inst),
-        }
+        // The request's or the provider's own fault, whatever is granted.
+        let own_fault =
+            matches!(error, E::InvalidArgument(_) | E::Unimplemented(_) | E::Cancelled(_) | E::MissingKeys(_));
+        self.pool.denials_of(inst, !own_fault)
     }
 
     /// Ends the lease with the outcome of a guest call.
@@ -342,7 +343,7 @@ impl<'a> Lease<'a> {
         }
         if data.limits.refused {
             tracing::warn!("discarding an instance that hit its memory limit: {e:#}");
-            return RuntimeError::OutOfMemory { limit: self.pool.sandbox().memory, partial };
+            return RuntimeError::OutOfMemory { limit: data.limits.limit, partial };
         }
         let mut message = format!("{e:#}");
         // wasmtime's error type for this is private; its message is what there is.
@@ -354,7 +355,7 @@ impl<'a> Lease<'a> {
         if !stderr.is_empty() {
             message.push_str(&format!("; guest stderr: {stderr}"));
         }
-        for denial in self.pool.denials_of(inst) {
+        for denial in self.pool.denials_of(inst, true) {
             message.push_str(&format!("; {denial}"));
         }
         tracing::warn!("discarding a faulted instance: {message}");

@@ -101,7 +101,7 @@ pub struct Limits {
     /// The largest linear memory this instance has grown to, in bytes.
     pub memory: usize,
     /// The sandbox's memory limit, in bytes.
-    limit: usize,
+    pub limit: usize,
     /// True once a growth past `limit` was refused (it traps), so the error
     /// can name the limit rather than the guest's crash. A memory's own
     /// declared maximum is not the sandbox's doing and does not count.

@@ -80,7 +80,7 @@ impl EngineLink {
     }
 }
 
-/// How long [`flush_logs`] waits: well inside the engine's 5 s before SIGKILL.
+/// How long [`EngineLink::flush_logs`] waits: well inside the engine's 5 s before SIGKILL.
 const LOG_FLUSH: Duration = Duration::from_secs(1);
 
 impl EngineLink {
