@@ -295,6 +295,31 @@ impl<P: Provider> Engine<P> {
     /// `pulumi refresh`: Read. `None` when the provider says the resource
     /// is gone.
     pub fn refresh(&mut self, state: &State) -> Outcome<Option<State>> {
+        let Some(read) = self.read(state)? else { return Ok(None) };
+        // A provider that does not return inputs keeps the old ones, as the engine does.
+        let inputs = if read.inputs.is_empty() { state.inputs.clone() } else { read.inputs };
+        Ok(Some(State { id: read.id, inputs, outputs: read.properties, ..state.clone() }))
+    }
+
+    /// `pulumi import <token> <name> <id>`: Read with only the ID. The
+    /// provider's answer becomes the state; its inputs (what the program
+    /// should say to keep the resource as it is) must come back too.
+    pub fn import(&mut self, token: &str, name: &str, id: &str) -> Outcome<State> {
+        let urn = self.urn(token, name);
+        let (inputs, outputs) = (PropertyMap::new(), PropertyMap::new());
+        let known = State { urn, token: token.into(), name: name.into(), id: id.into(), inputs, outputs };
+        let Some(read) = self.read(&known)? else {
+            return Err(Failure::Provider(Error::NotFound(format!("{token} '{id}' does not exist"))));
+        };
+        if read.inputs.is_empty() {
+            return Err(Failure::Engine(format!("Read of {token} '{id}' for an import returned no inputs")));
+        }
+        Ok(State { id: read.id, inputs: read.inputs, outputs: read.properties, ..known })
+    }
+
+    /// Read of `state` as the engine has it; `None` when the provider says
+    /// the resource is gone (an empty ID).
+    fn read(&mut self, state: &State) -> Outcome<Option<ReadResponse>> {
         let read = self.provider.read(ReadRequest {
             id: state.id.clone(),
             urn: state.urn.clone(),
@@ -308,40 +333,7 @@ impl<P: Provider> Engine<P> {
             return Ok(None);
         }
         applied("Read", &read.properties)?;
-        // A provider that does not return inputs keeps the old ones, as the engine does.
-        let inputs = if read.inputs.is_empty() { state.inputs.clone() } else { read.inputs };
-        Ok(Some(State { id: read.id, inputs, outputs: read.properties, ..state.clone() }))
-    }
-
-    /// `pulumi import <token> <name> <id>`: Read with only the ID. The
-    /// provider's answer becomes the state; its inputs (what the program
-    /// should say to keep the resource as it is) must come back too.
-    pub fn import(&mut self, token: &str, name: &str, id: &str) -> Outcome<State> {
-        let urn = self.urn(token, name);
-        let read = self.provider.read(ReadRequest {
-            id: id.into(),
-            urn: urn.clone(),
-            name: name.into(),
-            resource_type: token.into(),
-            properties: PropertyMap::new(),
-            inputs: PropertyMap::new(),
-            timeout: 0.0,
-        })?;
-        if read.id.is_empty() {
-            return Err(Failure::Provider(Error::NotFound(format!("{token} '{id}' does not exist"))));
-        }
-        applied("Read", &read.properties)?;
-        if read.inputs.is_empty() {
-            return Err(Failure::Engine(format!("Read of {token} '{id}' for an import returned no inputs")));
-        }
-        Ok(State {
-            urn,
-            token: token.into(),
-            name: name.into(),
-            id: read.id,
-            inputs: read.inputs,
-            outputs: read.properties,
-        })
+        Ok(Some(read))
     }
 
     /// `pulumi destroy` of the resource: Delete.
