@@ -152,21 +152,19 @@ pub async fn measure(
 ) -> anyhow::Result<(Fixed, Vec<(Input, Op, [Stats; 2])>)> {
     let runtime =
         WasmRuntime::new(RuntimeConfig { cache: Some(ArtifactCache::new(cache)), ..RuntimeConfig::default() })?;
-    let mut pools = Vec::new();
-    for file in ["random_provider.wasm", "echo_provider.wasm"] {
-        let wasm: Arc<[u8]> = std::fs::read(guest_dir.join(file)).with_context(|| file.to_owned())?.into();
-        let (logs, mut rx) = tokio::sync::mpsc::channel(1024);
-        tokio::spawn(async move { while rx.recv().await.is_some() {} });
-        pools.push(runtime.load(wasm, logs, &Policy::default()).await?.pool);
-    }
-    // The native providers' logs go to a queue drained alike, as the pools' do.
+    // Every backend's logs go to a channel drained alike (no engine here).
     let drained = || {
         let (logs, mut rx) = tokio::sync::mpsc::channel(1024);
         tokio::spawn(async move { while rx.recv().await.is_some() {} });
-        LogQueue::new(logs)
+        logs
     };
-    let native_random = NativeBackend::new(random_provider::__pulumi_wasm_provider).with_logs(drained());
-    let native_echo = NativeBackend::new(echo_provider::__pulumi_wasm_provider).with_logs(drained());
+    let mut pools = Vec::new();
+    for file in ["random_provider.wasm", "echo_provider.wasm"] {
+        let wasm: Arc<[u8]> = std::fs::read(guest_dir.join(file)).with_context(|| file.to_owned())?.into();
+        pools.push(runtime.load(wasm, drained(), &Policy::default()).await?.pool);
+    }
+    let native_random = NativeBackend::new(random_provider::__pulumi_wasm_provider).with_logs(LogQueue::new(drained()));
+    let native_echo = NativeBackend::new(echo_provider::__pulumi_wasm_provider).with_logs(LogQueue::new(drained()));
     let many = n(Input::SmallMap) * 5;
     let fixed = Fixed([empty_call(pools[0].as_ref(), many).await?, empty_call(&native_random, many).await?]);
     let mut out = Vec::new();
