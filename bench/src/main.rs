@@ -30,7 +30,7 @@ use tonic::transport::Channel;
 use engine::StandInEngine;
 use plugin::{Launch, Plugin};
 use report::{Lifecycle, Report, Stats};
-use workload::{Calls, Input, Op, Resource, Runtime, check_request, token};
+use workload::{Calls, Input, Op, Request, Resource, Runtime, check_request, token};
 
 #[derive(Parser)]
 #[command(about = "Benchmarks the WASM host against the same provider run natively, and against a Python provider")]
@@ -296,12 +296,7 @@ async fn run(plan: &Plan, paths: &Paths, quick: bool) -> anyhow::Result<Report> 
     // takes no part in (GetPluginInfo is answered by the server itself).
     progress("latency: the round trip alone");
     let n = (plan.latency)(Input::SmallMap);
-    let mut floor = Vec::new();
-    for rt in Runtime::ALL {
-        settle().await;
-        let mut client = fleet.client(rt, Resource::RandomString);
-        floor.push(round_trip(&mut client, n).await.with_context(|| fleet.blame(rt, Resource::RandomString))?);
-    }
+    let floor = compare(&fleet, Resource::RandomString, n, |_| Request::PluginInfo).await?;
     report.round_trip(floor);
 
     for input in Input::ALL {
@@ -314,14 +309,8 @@ async fn run(plan: &Plan, paths: &Paths, quick: bool) -> anyhow::Result<Report> 
         }
         for op in Op::ALL {
             progress(&format!("latency: {} {}", input.label(), op.label()));
-            let mut stats = Vec::new();
-            for (i, rt) in Runtime::ALL.into_iter().enumerate() {
-                settle().await;
-                let mut client = fleet.client(rt, input.resource());
-                let measured = latency(&mut client, &calls[i], op, n).await;
-                stats.push(measured.with_context(|| format!("{op:?}: {}", fleet.blame(rt, input.resource())))?);
-            }
-            report.latency(input, op, stats);
+            // `calls` is in `Runtime::ALL`'s order, which is the declaration order.
+            report.latency(input, op, compare(&fleet, input.resource(), n, |rt| calls[rt as usize].request(op)).await?);
         }
     }
 
@@ -497,38 +486,53 @@ async fn settle() {
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
 }
 
-/// `n` sequential GetPluginInfo calls (after a tenth as many unmeasured).
-async fn round_trip(client: &mut ResourceProviderClient<Channel>, n: usize) -> anyhow::Result<Stats> {
-    for _ in 0..(n / 10).max(10) {
-        client.get_plugin_info(()).await?;
-    }
-    let mut samples = Vec::with_capacity(n);
-    for _ in 0..n {
-        let t = Instant::now();
-        client.get_plugin_info(()).await?;
-        samples.push(t.elapsed());
-    }
-    Ok(Stats::new(samples))
+/// The latency of one call in every runtime, in `Runtime::ALL`'s order:
+/// WASM and native interleaved (see [`latency`]), so the ratios the targets
+/// use compare calls made moments apart; Python alone afterwards, as its
+/// server stays busy after its calls and would tax the other two.
+async fn compare(
+    fleet: &Fleet,
+    r: Resource,
+    n: usize,
+    request: impl Fn(Runtime) -> Request,
+) -> anyhow::Result<Vec<Stats>> {
+    settle().await;
+    let pair = [Runtime::Wasm, Runtime::Native];
+    let mut stats = latency(&pair.map(|rt| fleet.client(rt, r)), n, |i| request(pair[i]))
+        .await
+        .with_context(|| format!("{} and {}", fleet.blame(pair[0], r), fleet.blame(pair[1], r)))?;
+    settle().await;
+    let python = latency(&[fleet.client(Runtime::Python, r)], n, |_| request(Runtime::Python)).await;
+    stats.extend(python.with_context(|| fleet.blame(Runtime::Python, r))?);
+    Ok(stats)
 }
 
-/// `n` sequential calls (after a tenth as many unmeasured), each timed alone.
+/// `n` sequential calls to each of `clients` (after a tenth as many
+/// unmeasured), alternating call by call and reversing the order each
+/// round, each call timed alone. On this shared machine noise comes in
+/// bursts of milliseconds to seconds: measured one after the other, a burst
+/// lands on one runtime's figures only (GetPluginInfo, the same code in both,
+/// once read a p99 of 0.45x); interleaved, it taxes both alike.
 async fn latency(
-    client: &mut ResourceProviderClient<Channel>,
-    calls: &Calls,
-    op: Op,
+    clients: &[ResourceProviderClient<Channel>],
     n: usize,
-) -> anyhow::Result<Stats> {
-    for _ in 0..(n / 10).max(10) {
-        calls.request(op).send(client).await?;
+    request: impl Fn(usize) -> Request,
+) -> anyhow::Result<Vec<Stats>> {
+    let mut clients = clients.to_vec();
+    let mut samples = vec![Vec::with_capacity(n); clients.len()];
+    let warm_up = (n / 10).max(10);
+    for round in 0..warm_up + n {
+        for k in 0..clients.len() {
+            let i = if round % 2 == 0 { k } else { clients.len() - 1 - k };
+            let req = request(i);
+            let t = Instant::now();
+            req.send(&mut clients[i]).await?;
+            if round >= warm_up {
+                samples[i].push(t.elapsed());
+            }
+        }
     }
-    let mut samples = Vec::with_capacity(n);
-    for _ in 0..n {
-        let req = calls.request(op);
-        let t = Instant::now();
-        req.send(client).await?;
-        samples.push(t.elapsed());
-    }
-    Ok(Stats::new(samples))
+    Ok(samples.into_iter().map(Stats::new).collect())
 }
 
 /// `total` calls from `concurrency` callers on one connection; calls a second.

@@ -256,6 +256,8 @@ pub async fn prepare(
 
 /// Sends one call; the request is built (cloned) by the caller beforehand.
 pub enum Request {
+    /// GetPluginInfo: answered by the server, no provider code in it.
+    PluginInfo,
     Check(CheckRequest),
     Diff(DiffRequest),
     Create(CreateRequest),
@@ -278,6 +280,7 @@ impl Calls {
 impl Request {
     pub async fn send(self, client: &mut ResourceProviderClient<Channel>) -> Result<(), tonic::Status> {
         match self {
+            Request::PluginInfo => drop(client.get_plugin_info(()).await?),
             Request::Check(r) => {
                 let out = client.check(r).await?.into_inner();
                 if !out.failures.is_empty() {
