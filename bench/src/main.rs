@@ -48,8 +48,8 @@ struct Args {
     #[arg(long)]
     out: Option<PathBuf>,
     /// Instead of the report: start one provider (`wasm`, `native` or
-    /// `python`), print its pid, and send it one call (`--op`) from 8
-    /// callers for `--seconds`; for profilers (`perf record -p PID`).
+    /// `python`), print its pid, and send it one call (`--op`) from
+    /// `--callers` callers for `--seconds`; for profilers (`perf record -p PID`).
     #[arg(long, value_name = "RUNTIME")]
     hammer: Option<String>,
     /// The call `--hammer` sends: check, diff, create, update or delete.
@@ -60,6 +60,9 @@ struct Args {
     input: String,
     #[arg(long, default_value_t = 10)]
     seconds: u64,
+    /// How many concurrent callers `--hammer` runs.
+    #[arg(long, default_value_t = 8)]
+    callers: usize,
     /// Only the in-process backend table (no processes, no gRPC).
     #[arg(long)]
     inproc: bool,
@@ -80,7 +83,7 @@ const FULL: Plan = Plan {
     latency: |i| match i {
         Input::SmallMap => 2000,
         Input::HundredProps => 1000,
-        Input::Asset1M => 200,
+        Input::Asset1M => 1000,
     },
     throughput_calls: |rt| if rt == Runtime::Python { 1500 } else { 6000 },
     concurrency: [1, 8, 64],
@@ -93,7 +96,7 @@ const QUICK: Plan = Plan {
     latency: |i| match i {
         Input::SmallMap => 200,
         Input::HundredProps => 100,
-        Input::Asset1M => 20,
+        Input::Asset1M => 100,
     },
     throughput_calls: |rt| if rt == Runtime::Python { 150 } else { 600 },
     concurrency: [1, 8, 64],
@@ -141,7 +144,7 @@ fn main() -> anyhow::Result<()> {
     }
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     if let Some(which) = &args.hammer {
-        return rt.block_on(hammer(&paths, which, &args.op, &args.input, args.seconds));
+        return rt.block_on(hammer(&paths, which, &args));
     }
     let report = if args.inproc {
         rt.block_on(async {
@@ -375,7 +378,8 @@ async fn run(plan: &Plan, paths: &Paths, quick: bool) -> anyhow::Result<Report> 
 }
 
 /// Loads one provider with one call for a while (see `--hammer`).
-async fn hammer(paths: &Paths, which: &str, op: &str, input: &str, seconds: u64) -> anyhow::Result<()> {
+async fn hammer(paths: &Paths, which: &str, args: &Args) -> anyhow::Result<()> {
+    let (op, input, seconds) = (&args.op, args.input.as_str(), args.seconds);
     let rt = match which {
         "wasm" => Runtime::Wasm,
         "native" => Runtime::Native,
@@ -421,7 +425,7 @@ async fn hammer(paths: &Paths, which: &str, op: &str, input: &str, seconds: u64)
     println!("pid {}", p.pid().unwrap_or(0));
     let until = Instant::now() + std::time::Duration::from_secs(seconds);
     let done = Arc::new(AtomicUsize::new(0));
-    let tasks: Vec<_> = (0..8)
+    let tasks: Vec<_> = (0..args.callers)
         .map(|_| {
             let (mut client, calls, done) = (p.client.clone(), calls.clone(), done.clone());
             tokio::spawn(async move {

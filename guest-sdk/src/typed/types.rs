@@ -140,18 +140,31 @@ pub fn normalize<T: Object>(m: &mut PropertyMap) {
     normalize_with(m, T::properties())
 }
 
+// In place: a property that is present keeps its key and its slot, so a
+// Check of a filled-in map allocates nothing here.
 fn normalize_with(m: &mut PropertyMap, props: Vec<Property>) {
+    let seal = |v: &mut Value, secret: bool| {
+        if secret && !is_secret(v) {
+            *v = Value::secret(std::mem::replace(v, Value::Null));
+        }
+    };
     for p in props {
-        let value = match (m.remove(p.name), p.default) {
-            (None | Some(Value::Null), None) => continue,
-            (None | Some(Value::Null), Some(d)) => d,
-            (Some(mut v), _) => {
-                (p.normalize)(&mut v);
-                v
+        match (m.get_mut(p.name), p.default) {
+            (Some(v), _) if !v.is_null() => {
+                (p.normalize)(v);
+                seal(v, p.secret);
             }
-        };
-        let value = if p.secret && !is_secret(&value) { Value::secret(value) } else { value };
-        m.insert(p.name.to_owned(), value);
+            (Some(v), Some(d)) => {
+                *v = d;
+                seal(v, p.secret);
+            }
+            (Some(_), None) => drop(m.remove(p.name)),
+            (None, Some(mut d)) => {
+                seal(&mut d, p.secret);
+                m.insert(p.name.to_owned(), d);
+            }
+            (None, None) => {}
+        }
     }
 }
 
