@@ -330,25 +330,23 @@ async fn run(plan: &Plan, paths: &Paths, quick: bool) -> anyhow::Result<Report> 
         }
         for c in plan.concurrency {
             progress(&format!("throughput: {} at {c} concurrent", op.label()));
-            // Rounds of the runtimes in turn, each figure the median of its
-            // rounds: one burst of a few thousand calls swings by a third here.
-            let mut rounds: Vec<Vec<f64>> = vec![Vec::new(); Runtime::ALL.len()];
-            for _ in 0..THROUGHPUT_ROUNDS {
-                for (i, rt) in Runtime::ALL.into_iter().enumerate() {
+            // Rounds of the runtimes in turn, WASM and native swapping places
+            // each round: one burst of a few thousand calls swings by a third here.
+            let mut rounds = Vec::new();
+            for round in 0..THROUGHPUT_ROUNDS {
+                let mut rates = [0.0; 3];
+                let order =
+                    if round % 2 == 0 { Runtime::ALL } else { [Runtime::Native, Runtime::Wasm, Runtime::Python] };
+                for rt in order {
                     settle().await;
                     let client = fleet.client(rt, Resource::RandomString);
-                    let rate = throughput(client, calls[i].clone(), op, (plan.throughput_calls)(rt), c).await;
-                    rounds[i].push(rate.with_context(|| fleet.blame(rt, Resource::RandomString))?);
+                    // `calls` and `rates` are in `Runtime::ALL`'s order, which is the declaration order.
+                    let rate = throughput(client, calls[rt as usize].clone(), op, (plan.throughput_calls)(rt), c).await;
+                    rates[rt as usize] = rate.with_context(|| fleet.blame(rt, Resource::RandomString))?;
                 }
+                rounds.push(rates);
             }
-            let rates = rounds
-                .into_iter()
-                .map(|mut r| {
-                    r.sort_by(f64::total_cmp);
-                    r[r.len() / 2]
-                })
-                .collect();
-            report.throughput(op, c, rates);
+            report.throughput(op, c, &rounds);
         }
     }
 
@@ -540,8 +538,8 @@ async fn latency(
 }
 
 /// `total` calls from `concurrency` callers on one connection; calls a second.
-/// Rounds of each throughput figure (the median is reported).
-const THROUGHPUT_ROUNDS: usize = 3;
+/// Rounds of each throughput figure (see [`report::Report::throughput`]).
+const THROUGHPUT_ROUNDS: usize = 5;
 
 async fn throughput(
     client: ResourceProviderClient<Channel>,

@@ -40,12 +40,21 @@ pub struct Report {
     latency: Vec<(Input, Op, Vec<Stats>)>,
     /// GetPluginInfo: the gRPC round trip with no provider code in it.
     round_trip: Option<Vec<Stats>>,
-    throughput: Vec<(Op, usize, Vec<f64>)>,
+    throughput: Vec<(Op, usize, Rates)>,
     lifecycle: Vec<(usize, Vec<Lifecycle>)>,
     rss: Vec<(Resource, [u64; 3])>,
     engine_logs: u64,
     inproc: Vec<(Input, Op, [Stats; 2])>,
     fixed: Option<crate::inproc::Fixed>,
+}
+
+/// One throughput figure: each runtime's median over the rounds, and the
+/// ratios as the median of each round's own ratio (runtimes measured moments
+/// apart), which a burst of noise during one round cannot move.
+struct Rates {
+    median: [f64; 3],
+    wasm_native: f64,
+    wasm_python: f64,
 }
 
 const W: usize = 0;
@@ -126,7 +135,18 @@ impl Report {
         self.latency.push((input, op, stats));
     }
 
-    pub fn throughput(&mut self, op: Op, concurrency: usize, rates: Vec<f64>) {
+    /// `rounds`: calls/s of each runtime (`Runtime::ALL`'s order), round by round.
+    pub fn throughput(&mut self, op: Op, concurrency: usize, rounds: &[[f64; 3]]) {
+        let median = |of: &dyn Fn(&[f64; 3]) -> f64| {
+            let mut v: Vec<f64> = rounds.iter().map(of).collect();
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        let rates = Rates {
+            median: [W, N, P].map(|i| median(&|r| r[i])),
+            wasm_native: median(&|r| r[W] / r[N]),
+            wasm_python: median(&|r| r[W] / r[P]),
+        };
         self.throughput.push((op, concurrency, rates));
     }
 
@@ -266,11 +286,11 @@ impl Report {
             .map(|(op, c, r)| {
                 vec![
                     format!("{}, {c} concurrent", op.label()),
-                    format!("{:.0}", r[W]),
-                    format!("{:.0}", r[N]),
-                    format!("{:.0}", r[P]),
-                    ratio(r[W], r[N]),
-                    ratio(r[W], r[P]),
+                    format!("{:.0}", r.median[W]),
+                    format!("{:.0}", r.median[N]),
+                    format!("{:.0}", r.median[P]),
+                    ratio(r.wasm_native, 1.0),
+                    ratio(r.wasm_python, 1.0),
                 ]
             })
             .collect();
@@ -388,7 +408,7 @@ impl Report {
         }
         let most = self.throughput.iter().map(|(_, c, _)| *c).max().unwrap_or(0);
         for (op, c, r) in self.throughput.iter().filter(|(_, c, _)| *c == most) {
-            let x = r[W] / r[N];
+            let x = r.wasm_native;
             rows.push(vec![
                 format!("throughput at {c} concurrent >= 0.9x native ({})", op.label()),
                 format!("{x:.2}x"),
