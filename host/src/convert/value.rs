@@ -677,9 +677,11 @@ fn build(nodes: Vec<Node>, opts: WireOptions) -> WireValue {
             Node::Secret(c) => special(sig::SECRET, [("value", take(&mut done, c))]),
             Node::Unknown(k) => string(sentinel(k)),
             Node::ResourceReference(r) => {
+                // The engine reads an empty ID or an unknown sentinel as an
+                // unknown ID; a guest's "known" one is sent as what it will be read as.
                 let id = r.id.map(|id| match id {
-                    ReferenceId::Known(id) => ("id", string(id)),
-                    ReferenceId::Unknown => ("id", string("")),
+                    ReferenceId::Known(id) if !id.is_empty() && unknown_kind(&id).is_none() => ("id", string(id)),
+                    ReferenceId::Known(_) | ReferenceId::Unknown => ("id", string("")),
                 });
                 let version = Some(r.package_version).filter(|v| !v.is_empty());
                 let version = version.map(|v| ("packageVersion", string(v)));
@@ -723,3 +725,7 @@ fn asset(a: Asset) -> WireValue {
 #[cfg(test)]
 #[path = "value_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "value_props.rs"]
+mod props;

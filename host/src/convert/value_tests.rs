@@ -170,6 +170,18 @@ fn roundtrip_resource_references() {
     ));
     let back = wit_to_value(&wit, WireOptions::default(), Limits::default()).expect("encode");
     assert_eq!(back, sp(rr, [("urn", s(URN)), ("id", s(""))]));
+
+    // A guest's "known" ID that the engine would read as unknown is sent as
+    // the unknown it is (found by the property tests: it was sent verbatim).
+    for id in ["", sig::UNKNOWN_STRING, sig::UNKNOWN_OBJECT] {
+        let r = ResourceReference {
+            urn: URN.into(),
+            id: Some(ReferenceId::Known(id.into())),
+            package_version: String::new(),
+        };
+        let sent = wit_to_value(&wv(vec![Node::ResourceReference(r)]), WireOptions::default(), Limits::default());
+        assert_eq!(sent.expect("encode"), sp(rr, [("urn", s(URN)), ("id", s(""))]), "{id:?}");
+    }
 }
 
 #[test]
