@@ -1,7 +1,7 @@
 //! Structural diffs with detailed, path-level results.
 
 use crate::provider::{DiffChanges, DiffKind, DiffResponse, PropertyDiff};
-use crate::value::{PropertyMap, Value};
+use crate::value::{Output, PropertyMap, Value};
 
 /// Builds a [`DiffResponse`] by comparing two property maps.
 ///
@@ -90,7 +90,7 @@ impl Differ {
         replace: bool,
         out: &mut Vec<(String, PropertyDiff)>,
     ) {
-        let kind = match (old.map(Value::plain), new.map(Value::plain)) {
+        let kind = match (present(old), present(new)) {
             (None, None) => return,
             (None, Some(_)) => pick(replace, DiffKind::Add, DiffKind::AddReplace),
             (Some(_), None) => pick(replace, DiffKind::Delete, DiffKind::DeleteReplace),
@@ -114,17 +114,27 @@ impl Differ {
     }
 }
 
+/// The value under secret and known-output wrappers, or `None` when it is
+/// absent or null: a null property is an absent one, as in the engine's own diff.
+fn present(v: Option<&Value>) -> Option<&Value> {
+    v.map(Value::plain).filter(|v| !v.is_null())
+}
+
 fn pick(replace: bool, plain: DiffKind, replacing: DiffKind) -> DiffKind {
     if replace { replacing } else { plain }
 }
 
-/// Equal, ignoring secret wrappers; an unknown never equals anything.
+/// Equal, ignoring secret wrappers and null properties (absent ones); an
+/// unknown never equals anything.
 pub fn same(a: &Value, b: &Value) -> bool {
     match (a.plain(), b.plain()) {
-        (Value::Unknown(_), _) | (_, Value::Unknown(_)) => false,
+        (Value::Unknown(_) | Value::Output(Output { value: None, .. }), _)
+        | (_, Value::Unknown(_) | Value::Output(Output { value: None, .. })) => false,
         (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same(a, b)),
         (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
+            let set = |m: &'_ PropertyMap| m.values().filter(|v| present(Some(v)).is_some()).count();
+            set(x) == set(y)
+                && x.iter().all(|(k, v)| present(Some(v)).is_none() || y.get(k).is_some_and(|w| same(v, w)))
         }
         (x, y) => x == y,
     }
@@ -177,5 +187,25 @@ mod tests {
         assert_eq!(d.diffs, vec!["a"]);
         let none = Differ::new().diff(&olds, &olds.clone());
         assert_eq!(none.changes, DiffChanges::None);
+    }
+
+    #[test]
+    fn an_unknown_output_is_a_change_even_against_itself() {
+        let unknown = Value::Output(Output { value: None, secret: false, dependencies: vec!["urn:a".into()] });
+        assert!(!same(&unknown, &unknown.clone()));
+        let m = props! { "a" => unknown };
+        assert_eq!(Differ::new().diff(&m, &m.clone()).diffs, vec!["a"]);
+    }
+
+    #[test]
+    fn null_is_absent() {
+        let olds = props! { "a" => 1, "gone" => Value::Null, "inner" => props! { "x" => Value::Null } };
+        let news = props! { "a" => 1, "new" => Value::Null, "inner" => props! {} };
+        let d = Differ::new().diff(&olds, &news);
+        assert_eq!(d.changes, DiffChanges::None, "{d:?}");
+        assert_eq!(d.stables, vec!["a", "gone", "inner", "new"]);
+        let d = Differ::new().diff(&olds, &props! { "a" => Value::Null });
+        assert_eq!(d.diffs, vec!["a", "inner"]);
+        assert_eq!(d.detailed_diff.unwrap()[0].1.kind, DiffKind::Delete);
     }
 }

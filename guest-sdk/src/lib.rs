@@ -50,3 +50,6 @@ pub mod __private {
         });
     }
 }
+
+#[cfg(test)]
+mod props_tests;
