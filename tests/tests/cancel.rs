@@ -75,3 +75,25 @@ async fn the_request_timeout_is_enforced_and_the_host_keeps_serving() {
     let ok = p.client.invoke(InvokeRequest { tok: "echo:index:echo".into(), args: None, preview: false }).await;
     assert!(ok.is_ok());
 }
+
+#[tokio::test]
+async fn an_interrupted_update_is_reported_as_unknown_so_the_engine_keeps_it_pending() {
+    let (_engine, mut p) = started().await;
+    let update = UpdateRequest {
+        id: "thing-1".into(),
+        urn: "urn:pulumi:dev::proj::echo:index:Thing::slow".into(),
+        name: "slow".into(),
+        r#type: "echo:index:Thing".into(),
+        olds: Some(to_struct(json!({}))),
+        news: Some(to_struct(json!({ "hang": true }))),
+        timeout: 1.0,
+        ..Default::default()
+    };
+    let err = p.client.update(update).await.unwrap_err();
+    // The engine treats any code but UNKNOWN, INTERNAL and DATA_LOSS as "nothing happened".
+    assert_eq!(err.code(), Code::Unknown, "{err:?}");
+    assert!(err.message().contains("deadline"), "{}", err.message());
+    assert!(err.message().contains("whether it took effect is unknown"), "{}", err.message());
+    let ok = p.client.invoke(InvokeRequest { tok: "echo:index:echo".into(), args: None, preview: false }).await;
+    assert!(ok.is_ok(), "the host keeps serving");
+}

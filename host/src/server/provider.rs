@@ -18,7 +18,7 @@ use tokio::sync::watch;
 use tonic::{Request, Response, Status};
 
 use super::engine::EngineLink;
-use super::status;
+use super::status::{self, Effect};
 use crate::convert::requests::IntoWire;
 use crate::convert::value::WireOptions;
 use crate::runtime::bindings::rp;
@@ -81,8 +81,8 @@ impl<B: Backend> ProviderService<B> {
         WireOptions { byte_strings: self.byte_strings.load(Ordering::Relaxed) }
     }
 
-    fn failed(&self, e: CallError) -> Status {
-        status::call(e, self.wire())
+    fn failed(&self, e: CallError, effect: Effect) -> Status {
+        status::call(e, self.wire(), effect)
     }
 }
 
@@ -98,13 +98,13 @@ fn deadline(seconds: f64) -> Option<Duration> {
 /// The whole life of a provider-backed unary RPC.
 macro_rules! unary {
     ($self:ident, $request:ident, $method:ident) => {
-        unary!($self, $request, $method, |_r| None)
+        unary!($self, $request, $method, |_r| None, Effect::Reads)
     };
-    ($self:ident, $request:ident, $method:ident, $timeout:expr) => {{
+    ($self:ident, $request:ident, $method:ident, $timeout:expr, $effect:expr) => {{
         let wire_req = $request.into_inner();
         let timeout = ($timeout)(&wire_req);
         let wit_req = TryFrom::try_from(wire_req).map_err(status::bad_request)?;
-        let out = $self.backend.$method(timeout, wit_req).await.map_err(|e| $self.failed(e))?;
+        let out = $self.backend.$method(timeout, wit_req).await.map_err(|e| $self.failed(e, $effect))?;
         Ok(Response::new(out.into_wire($self.wire()).map_err(status::bad_response)?))
     }};
 }
@@ -190,28 +190,28 @@ impl<B: Backend> ResourceProvider for ProviderService<B> {
     }
 
     async fn create(&self, request: Request<pb::CreateRequest>) -> Result<Response<pb::CreateResponse>, Status> {
-        unary!(self, request, create, |r: &pb::CreateRequest| deadline(r.timeout))
+        unary!(self, request, create, |r: &pb::CreateRequest| deadline(r.timeout), Effect::Changes)
     }
 
     async fn read(&self, request: Request<pb::ReadRequest>) -> Result<Response<pb::ReadResponse>, Status> {
-        unary!(self, request, read, |r: &pb::ReadRequest| deadline(r.timeout))
+        unary!(self, request, read, |r: &pb::ReadRequest| deadline(r.timeout), Effect::Reads)
     }
 
     type ListStream = Streamed<pb::ListResponse>;
 
     async fn list(&self, request: Request<pb::ListRequest>) -> Result<Response<Self::ListStream>, Status> {
         let wit_req = rp::ListRequest::try_from(request.into_inner()).map_err(status::bad_request)?;
-        let out = self.backend.list(None, wit_req).await.map_err(|e| self.failed(e))?;
+        let out = self.backend.list(None, wit_req).await.map_err(|e| self.failed(e, Effect::Reads))?;
         let messages = out.into_wire(self.wire()).map_err(status::bad_response)?;
         Ok(Response::new(Box::pin(futures::stream::iter(messages.into_iter().map(Ok)))))
     }
 
     async fn update(&self, request: Request<pb::UpdateRequest>) -> Result<Response<pb::UpdateResponse>, Status> {
-        unary!(self, request, update, |r: &pb::UpdateRequest| deadline(r.timeout))
+        unary!(self, request, update, |r: &pb::UpdateRequest| deadline(r.timeout), Effect::Changes)
     }
 
     async fn delete(&self, request: Request<pb::DeleteRequest>) -> Result<Response<()>, Status> {
-        unary!(self, request, delete, |r: &pb::DeleteRequest| deadline(r.timeout))
+        unary!(self, request, delete, |r: &pb::DeleteRequest| deadline(r.timeout), Effect::Changes)
     }
 
     async fn construct(
@@ -244,7 +244,7 @@ impl<B: Backend> ResourceProvider for ProviderService<B> {
         request: Request<pb::GetMappingRequest>,
     ) -> Result<Response<pb::GetMappingResponse>, Status> {
         let r = request.into_inner();
-        let out = self.backend.get_mapping(None, r.key, r.provider).await.map_err(|e| self.failed(e))?;
+        let out = self.backend.get_mapping(None, r.key, r.provider).await.map_err(|e| self.failed(e, Effect::Reads))?;
         Ok(Response::new(out.into_wire(self.wire()).map_err(status::bad_response)?))
     }
 
@@ -253,7 +253,7 @@ impl<B: Backend> ResourceProvider for ProviderService<B> {
         request: Request<pb::GetMappingsRequest>,
     ) -> Result<Response<pb::GetMappingsResponse>, Status> {
         let r = request.into_inner();
-        let out = self.backend.get_mappings(None, r.key).await.map_err(|e| self.failed(e))?;
+        let out = self.backend.get_mappings(None, r.key).await.map_err(|e| self.failed(e, Effect::Reads))?;
         Ok(Response::new(out.into_wire(self.wire()).map_err(status::bad_response)?))
     }
 }

@@ -24,10 +24,23 @@ pub fn bad_response(e: ConvertError) -> Status {
     }
 }
 
+/// Whether an RPC changes the provider's resources (Create, Update, Delete).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Effect {
+    Reads,
+    Changes,
+}
+
 /// A call that did not complete. If the guest reported partial state before
 /// it was interrupted, the engine gets it as a resource that failed to
 /// initialise, so nothing created is lost.
-pub fn runtime(e: RuntimeError, o: WireOptions) -> Status {
+///
+/// A change the host interrupted (deadline, cancellation, a limit) may have
+/// taken effect all the same, so it is UNKNOWN: the engine reads only
+/// UNKNOWN, INTERNAL and DATA_LOSS as "the resource's state is unknown" and
+/// keeps the operation pending for `pulumi refresh`; any other code tells it
+/// that nothing happened.
+pub fn runtime(e: RuntimeError, o: WireOptions, effect: Effect) -> Status {
     let code = match &e {
         RuntimeError::Deadline { .. } => Code::DeadlineExceeded,
         RuntimeError::OutOfMemory { .. } | RuntimeError::TooMuchData { .. } => Code::ResourceExhausted,
@@ -40,7 +53,12 @@ pub fn runtime(e: RuntimeError, o: WireOptions) -> Status {
         | RuntimeError::Policy(_)
         | RuntimeError::NotLoaded(_) => Code::FailedPrecondition,
     };
-    let message = e.to_string();
+    let (code, message) = match code {
+        Code::DeadlineExceeded | Code::ResourceExhausted | Code::Cancelled if effect == Effect::Changes => {
+            (Code::Unknown, format!("{e}; the change was interrupted, so whether it took effect is unknown"))
+        }
+        _ => (code, e.to_string()),
+    };
     match e.partial() {
         Some(p) => {
             let failure = types::InitFailure {
@@ -59,9 +77,9 @@ pub fn runtime(e: RuntimeError, o: WireOptions) -> Status {
 }
 
 /// An export call that failed, either way.
-pub fn call(e: CallError, o: WireOptions) -> Status {
+pub fn call(e: CallError, o: WireOptions, effect: Effect) -> Status {
     match e {
-        CallError::Runtime(e) => runtime(e, o),
+        CallError::Runtime(e) => runtime(e, o, effect),
         CallError::Provider { error, denials } => guest(error, o, &denials),
     }
 }

@@ -6,8 +6,9 @@
 //! - `echo:index:config` sleeps `sleepMs` (or busy-waits `spinMs`), then returns the configuration this
 //!   instance received and an ID unique to the instance (pool and replay tests);
 //! - `echo:index:Thing` is a resource whose `replace` input forces replacement,
-//!   `dbr: true` asks for delete-before-replace, and `fail: true` makes
-//!   Update fail (the steps test's injected fault);
+//!   `dbr: true` asks for delete-before-replace, `fail: true` makes
+//!   Update fail (the steps test's injected fault), and `hang: true` makes
+//!   Update hang without reporting anything;
 //! - creating a Thing with `hang` reports partial state (id `partial-<name>`)
 //!   and then hangs: `"cooperative"` until the engine cancels (then it
 //!   returns an init failure itself), `"stubborn"` forever, ignoring it;
@@ -111,6 +112,12 @@ impl Provider for Echo {
         thing(&req.resource_type)?;
         if req.news.get("fail").and_then(Value::as_bool) == Some(true) {
             return Err(Error::Failed(format!("injected fault updating {}", req.id)));
+        }
+        // An update that never returns and reports nothing: the host must interrupt it.
+        if req.news.get("hang").and_then(Value::as_bool) == Some(true) {
+            loop {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
         }
         Ok(UpdateResponse { properties: req.news, refresh_before_update: false })
     }
