@@ -710,8 +710,8 @@ def provider(
         def get_mapping(self, key: str, provider: str) -> Optional[rp.Mapping]:
             return None
 
-        def get_mappings(self, key: str) -> List[str]:
-            return []
+        # Unimplemented, so the engine falls back to get_mapping with no provider name.
+        get_mappings = unimplemented("get_mappings")
 
         def cancel(self) -> None:
             pass

@@ -362,8 +362,11 @@ pub trait Provider: Default + 'static {
         Ok(None)
     }
 
+    /// Default: unimplemented, so the engine falls back to
+    /// [`Provider::get_mapping`] with an empty provider name (an empty list
+    /// would tell it there are no mappings and skip that).
     fn get_mappings(&mut self, _key: String) -> Result<Vec<String>> {
-        Ok(vec![])
+        Err(Error::unimplemented("get_mappings"))
     }
 
     /// The engine is shutting down: abandon long work.

@@ -707,7 +707,8 @@ export function provider(opts: ProviderOptions): Exports {
         construct: unimplemented('construct'),
         list: unimplemented('list'),
         getMapping: (_key: string, _provider: string) => undefined,
-        getMappings: (_key: string) => [],
+        // Unimplemented, so the engine falls back to getMapping with no provider name.
+        getMappings: unimplemented('getMappings'),
         cancel: () => {},
     };
     // The export functions are async (a resource method may await); the

@@ -105,7 +105,16 @@ pub fn guest(e: types::Error, o: WireOptions, denials: &[String]) -> Status {
         return status;
     }
     let message = format!("{}; {}", status.message(), denials.join("; "));
-    Status::with_details(status.code(), message, status.details().to_vec().into())
+    // gRPC clients take the message from the details when there are any
+    // (grpc-go does), so it must change there too.
+    let details = match tonic_types::pb::Status::decode(status.details()) {
+        Ok(mut d) if !status.details().is_empty() => {
+            d.message = message.clone();
+            d.encode_to_vec()
+        }
+        _ => Vec::new(),
+    };
+    Status::with_details(status.code(), message, details.into())
 }
 
 fn guest_status(e: types::Error, o: WireOptions) -> Status {
@@ -139,5 +148,25 @@ fn guest_status(e: types::Error, o: WireOptions) -> Status {
                 Err(e) => bad_response(e),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn denials_reach_the_message_inside_the_details_too() {
+        let keys = vec![types::MissingKey { name: "kv:endpoint".into(), description: String::new() }];
+        let denials = ["missing grant: env \"KV_TOKEN\"".to_owned()];
+        let s = guest(types::Error::MissingKeys(keys), WireOptions::default(), &denials);
+        assert_eq!(s.code(), Code::InvalidArgument);
+        assert!(s.message().ends_with("missing grant: env \"KV_TOKEN\""), "{}", s.message());
+        let details = tonic_types::pb::Status::decode(s.details()).expect("details");
+        assert_eq!(details.message, s.message());
+        assert_eq!(details.details.len(), 1, "the detail itself is kept");
+
+        let plain = guest(types::Error::Failed("boom".into()), WireOptions::default(), &denials);
+        assert!(plain.details().is_empty() && plain.message().starts_with("boom; missing grant"), "{plain:?}");
     }
 }
