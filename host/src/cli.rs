@@ -149,7 +149,7 @@ pub struct PluginCli {
 
 #[derive(Args, Debug, Clone)]
 pub struct RuntimeArgs {
-    /// Instances of the provider that may run calls concurrently.
+    /// Instances of the provider that may run calls concurrently (as many again for Construct and Call).
     #[arg(long, env = "PULUMI_WASM_MAX_INSTANCES", default_value_t = 8)]
     pub max_instances: usize,
     /// Linear memory cap per instance, in MiB (a policy's `memory-mb` wins).

@@ -33,6 +33,9 @@ pub struct Received {
 struct Recorder {
     received: Arc<Mutex<Received>>,
     preview: bool,
+    /// While false, registrations wait (after being recorded), as the
+    /// engine's do while it creates the resource.
+    open: Option<Arc<tokio::sync::watch::Sender<bool>>>,
 }
 
 /// The URN the engine gives a resource: the parent's type chain, `$`, the type.
@@ -112,6 +115,9 @@ impl ResourceMonitor for Recorder {
     ) -> Result<Response<RegisterResourceResponse>, Status> {
         let r = request.into_inner();
         self.received.lock().unwrap().registrations.push(r.clone());
+        if let Some(open) = &self.open {
+            let _ = open.subscribe().wait_for(|o| *o).await;
+        }
         if r.r#type.is_empty() || r.name.is_empty() {
             return Err(Status::invalid_argument("a resource needs a type and a name"));
         }
@@ -191,10 +197,26 @@ impl TestMonitor {
         TestMonitor::serve(true).await
     }
 
+    /// A monitor of an update whose registrations wait until [`TestMonitor::open`].
+    pub async fn gated() -> TestMonitor {
+        let open = Some(Arc::new(tokio::sync::watch::Sender::new(false)));
+        TestMonitor::serve_with(Recorder { open, ..Recorder::default() }).await
+    }
+
+    /// Lets waiting and later registrations through.
+    pub fn open(&self) {
+        if let Some(open) = &self.recorder.open {
+            open.send_replace(true);
+        }
+    }
+
     async fn serve(preview: bool) -> TestMonitor {
+        TestMonitor::serve_with(Recorder { preview, ..Recorder::default() }).await
+    }
+
+    async fn serve_with(recorder: Recorder) -> TestMonitor {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind monitor port");
         let address = listener.local_addr().expect("local addr").to_string();
-        let recorder = Recorder { preview, ..Recorder::default() };
         let service = ResourceMonitorServer::new(recorder.clone());
         let task = tokio::spawn(async move {
             let _ = tonic::transport::Server::builder()

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use e2e_tests::monitor::{id_of, urn};
-use e2e_tests::{Plugin, TestEngine, TestMonitor, component, from_struct, to_struct};
+use e2e_tests::{Launch, Plugin, TestEngine, TestMonitor, component, from_struct, to_struct};
 use pulumirpc::*;
 use serde_json::{Value as Json, json};
 use tonic::Code;
@@ -325,4 +325,69 @@ async fn the_monitor_is_refused_outside_construct_and_call_and_the_host_keeps_se
     assert!(e.message().contains(NOT_AVAILABLE), "{e:?}");
     assert_eq!(monitor.received().registrations.len(), 2, "nothing reached the monitor from Create");
     assert!(p.is_running());
+}
+
+/// Waits until the monitor has received `n` registrations.
+async fn registrations(monitor: &TestMonitor, n: usize) {
+    while monitor.received().registrations.len() < n {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn time_spent_waiting_on_the_engine_does_not_count_against_the_deadline() {
+    let engine = TestEngine::start().await;
+    let launch = Launch::new().env("PULUMI_WASM_CALL_TIMEOUT", "1");
+    let mut p = Plugin::launch(&component("pets-provider"), Some(&engine.address), &launch).await.unwrap();
+    p.boot(&engine.address, json!({})).await.unwrap();
+    let monitor = TestMonitor::gated().await;
+    let mut client = p.client.clone();
+    let request = construct(&monitor, json!({ "size": 1 }), false, false);
+    let call = tokio::spawn(async move { client.construct(request).await });
+    // The component's registration waits, as the engine's does while it works,
+    // for twice the 1 s deadline.
+    registrations(&monitor, 1).await;
+    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    monitor.open();
+    let r = call.await.unwrap().expect("the Construct is not cut off while the engine works");
+    assert_eq!(r.into_inner().urn, urn(KENNEL, "k", STACK_URN));
+    assert_eq!(monitor.received().registrations.len(), 2, "the kennel and its pet");
+}
+
+#[tokio::test]
+async fn constructs_waiting_on_the_engine_do_not_starve_resource_calls() {
+    let engine = TestEngine::start().await;
+    let launch = Launch::new().env("PULUMI_WASM_MAX_INSTANCES", "2");
+    let mut p = Plugin::launch(&component("pets-provider"), Some(&engine.address), &launch).await.unwrap();
+    p.boot(&engine.address, json!({})).await.unwrap();
+    let monitor = TestMonitor::gated().await;
+    // As many Constructs as there are instances, each waiting on the engine
+    // (which, in a real deployment, may be creating this provider's own resources).
+    let calls: Vec<_> = ["a", "b"]
+        .into_iter()
+        .map(|name| {
+            let mut client = p.client.clone();
+            let request =
+                ConstructRequest { name: name.into(), ..construct(&monitor, json!({ "size": 1 }), false, false) };
+            tokio::spawn(async move { client.construct(request).await })
+        })
+        .collect();
+    registrations(&monitor, 2).await;
+    // A resource call is still served while both wait.
+    let check = CheckRequest {
+        urn: urn(KENNEL, "c", STACK_URN),
+        name: "c".into(),
+        r#type: KENNEL.into(),
+        news: Some(to_struct(json!({}))),
+        ..Default::default()
+    };
+    // (Were it queued behind them, it would wait for as long as they do: forever here.)
+    let answered = tokio::time::timeout(std::time::Duration::from_secs(60), p.client.check(check)).await;
+    let answered = answered.expect("the Check was queued behind the Constructs");
+    assert!(answered.is_ok(), "{answered:?}");
+    assert!(calls.iter().all(|c| !c.is_finished()), "the Constructs are still waiting on the engine");
+    monitor.open();
+    for c in calls {
+        c.await.unwrap().expect("both Constructs finish once the engine answers");
+    }
 }

@@ -60,11 +60,13 @@ macro_rules! exports {
         impl Backend for Pool {
             $(
                 async fn $name(&self, timeout: Option<Duration>, $($arg: $ty),*) -> CallResult<$ret> {
-                    let mut lease = self.lease(timeout).await?;
+                    let uses_monitor = false $(|| { let _ = &$marg; true })?;
+                    let mut lease = self.lease(timeout, uses_monitor).await?;
                     $(lease.open_monitor(WithMonitor::monitor_scope(&$marg));)?
                     let limit = lease.timeout();
+                    let waited = lease.engine_wait();
                     let (guest, store) = lease.parts();
-                    let outcome = self.bounded(limit, guest.$export(store, $(&$arg),*)).await;
+                    let outcome = self.bounded_waiting(limit, &waited, guest.$export(store, $(&$arg),*)).await;
                     settle(lease, outcome, [$($setup($sarg))?].into_iter().next())
                 }
             )*

@@ -26,7 +26,8 @@ pub const MAX_COMPONENT_BYTES: usize = 256 << 20;
 
 #[derive(Clone, Debug)]
 pub struct RuntimeConfig {
-    /// Instances of one provider that may run calls at the same time.
+    /// Instances of one provider that may run calls at the same time; as many
+    /// again may run Construct and Call, which wait on the engine.
     pub max_instances: usize,
     /// Linear-memory cap per instance, in bytes, unless the policy sets one.
     pub max_memory: usize,
@@ -161,7 +162,7 @@ impl Runtime {
         let (pre, cache_hit, digest) = prepared.await.map_err(|e| RuntimeError::Engine(e.to_string()))??;
         let pool = Arc::new(Pool::new(self.clone(), pre, logs));
         let info = {
-            let mut lease = pool.lease(None).await?;
+            let mut lease = pool.lease(None, false).await?;
             let limit = lease.timeout();
             let (guest, store) = lease.parts();
             let info = pool.bounded(limit, guest.call_get_plugin_info(store)).await;
@@ -271,7 +272,9 @@ fn build_engine(config: &RuntimeConfig) -> wasmtime::Result<Engine> {
     c.wasm_component_model(true).epoch_interruption(true);
     // Pooling makes instantiation a few microseconds; it reserves address space
     // up front, so fall back to on-demand allocation where that is refused.
-    let slots = (config.max_instances as u32) * 2 + 4;
+    // Slots: `max_instances` for resource calls and as many for Construct
+    // and Call (see `Pool`), and room for instances being replaced.
+    let slots = (config.max_instances as u32) * 3 + 4;
     let mut pool = PoolingAllocationConfig::default();
     pool.total_component_instances(slots)
         .total_core_instances(slots * 8)

@@ -241,6 +241,7 @@ impl HostState {
 
 impl m::Host for HostState {
     async fn register_resource(&mut self, request: m::RegisterResourceRequest) -> Answer<m::RegisterResourceResponse> {
+        let waited = self.engine_wait.clone();
         let run = async {
             let mut client = self.monitor_client().await?;
             let outputs = request.accepts_output_values;
@@ -263,10 +264,11 @@ impl m::Host for HostState {
                 property_dependencies,
             })
         };
-        Ok(run.await)
+        Ok(waited.timed(run).await)
     }
 
     async fn register_resource_outputs(&mut self, urn: String, outputs: types::Value) -> Answer<()> {
+        let waited = self.engine_wait.clone();
         let run = async {
             let mut client = self.monitor_client().await?;
             let outputs = Some(to_wire(&outputs, "register-resource-outputs outputs")?);
@@ -276,10 +278,11 @@ impl m::Host for HostState {
                 .map_err(status)?;
             Ok(())
         };
-        Ok(run.await)
+        Ok(waited.timed(run).await)
     }
 
     async fn invoke(&mut self, request: m::InvokeRequest) -> Answer<m::InvokeResponse> {
+        let waited = self.engine_wait.clone();
         let run = async {
             let mut client = self.monitor_client().await?;
             let wire = pb::ResourceInvokeRequest {
@@ -300,10 +303,11 @@ impl m::Host for HostState {
                     .collect(),
             })
         };
-        Ok(run.await)
+        Ok(waited.timed(run).await)
     }
 
     async fn read_resource(&mut self, request: m::ReadResourceRequest) -> Answer<m::ReadResourceResponse> {
+        let waited = self.engine_wait.clone();
         let run = async {
             let mut client = self.monitor_client().await?;
             let wire = pb::ReadResourceRequest {
@@ -323,7 +327,7 @@ impl m::Host for HostState {
             let r = client.read_resource(wire).await.map_err(status)?.into_inner();
             Ok(m::ReadResourceResponse { urn: r.urn, properties: from_wire(r.properties.as_ref(), "resource state")? })
         };
-        Ok(run.await)
+        Ok(waited.timed(run).await)
     }
 }
 

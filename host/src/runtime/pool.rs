@@ -16,7 +16,7 @@ use super::engine::{EPOCH_TICK, Runtime};
 use super::logs::{GuestLog, LogQueue};
 use super::monitor::MonitorScope;
 use super::sandbox::Sandbox;
-use super::state::HostState;
+use super::state::{EngineWait, HostState};
 
 /// Instances whose linear memory grew beyond this are not reused.
 const RECYCLE_ABOVE: usize = 64 << 20;
@@ -52,6 +52,12 @@ pub struct Pool {
     sandbox: RwLock<Arc<Sandbox>>,
     idle: Mutex<Vec<Instance>>,
     permits: Semaphore,
+    /// Permits of calls that use the resource monitor (Construct, Call): a
+    /// separate budget, because they wait on the engine while it creates
+    /// their children, which may be this provider's own resources. Sharing
+    /// one budget, `max_instances` concurrent Constructs would hold every
+    /// permit while their children's Creates waited for one.
+    monitor_permits: Semaphore,
     setup: Mutex<Arc<Vec<SetupCall>>>,
     cancel: Cancellation,
 }
@@ -59,6 +65,7 @@ pub struct Pool {
 impl Pool {
     pub(super) fn new(runtime: Arc<Runtime>, pre: ProviderPre<HostState>, logs: mpsc::Sender<GuestLog>) -> Self {
         let permits = Semaphore::new(runtime.config.max_instances.max(1));
+        let monitor_permits = Semaphore::new(runtime.config.max_instances.max(1));
         let sandbox = RwLock::new(Arc::new(Sandbox::deny_all(&runtime.config)));
         let cancel = Cancellation { flag: Arc::default(), interrupt_at: watch::Sender::new(None) };
         Pool {
@@ -68,6 +75,7 @@ impl Pool {
             sandbox,
             idle: Mutex::default(),
             permits,
+            monitor_permits,
             setup: Mutex::default(),
             cancel,
         }
@@ -97,9 +105,11 @@ impl Pool {
     }
 
     /// An instance for one call, brought up to date with the setup calls.
-    /// `timeout` bounds the call (the provider's default when `None`).
-    pub async fn lease(&self, timeout: Option<Duration>) -> Result<Lease<'_>, RuntimeError> {
-        let permit = self.permits.acquire().await.map_err(|e| RuntimeError::Engine(e.to_string()))?;
+    /// `timeout` bounds the call (the provider's default when `None`);
+    /// `uses_monitor`: a Construct or Call, which takes its own permit.
+    pub async fn lease(&self, timeout: Option<Duration>, uses_monitor: bool) -> Result<Lease<'_>, RuntimeError> {
+        let permits = if uses_monitor { &self.monitor_permits } else { &self.permits };
+        let permit = permits.acquire().await.map_err(|e| RuntimeError::Engine(e.to_string()))?;
         let sandbox = self.sandbox();
         let timeout = timeout.unwrap_or(sandbox.timeout);
         let pooled = self.idle.lock().expect("pool lock").pop();
@@ -140,6 +150,17 @@ impl Pool {
         timeout: Duration,
         call: impl Future<Output = wasmtime::Result<T>>,
     ) -> wasmtime::Result<T> {
+        self.bounded_waiting(timeout, &EngineWait::default(), call).await
+    }
+
+    /// [`Pool::bounded`], not counting the time the call waits on the
+    /// engine (`waited`, which the resource monitor's imports add to).
+    pub async fn bounded_waiting<T>(
+        &self,
+        timeout: Duration,
+        waited: &EngineWait,
+        call: impl Future<Output = wasmtime::Result<T>>,
+    ) -> wasmtime::Result<T> {
         // Most calls finish in their first poll, never waiting on the host or
         // yielding, so they need no timer: epoch interruption bounds them.
         let mut call = std::pin::pin!(call);
@@ -157,10 +178,21 @@ impl Pool {
                 None => std::future::pending().await,
             }
         };
+        // A little after the epoch deadline, which normally fires first; moved
+        // on by however long the call has waited on the engine meanwhile.
+        let started = tokio::time::Instant::now();
+        let expired = async {
+            loop {
+                let at = started + timeout + waited.total() + Duration::from_millis(100);
+                if tokio::time::Instant::now() >= at {
+                    return;
+                }
+                tokio::time::sleep_until(at).await;
+            }
+        };
         tokio::select! {
             r = call => r,
-            // A little after the epoch deadline, which normally fires first.
-            _ = tokio::time::sleep(timeout + Duration::from_millis(100)) => Err(Trap::Interrupt.into()),
+            _ = expired => Err(Trap::Interrupt.into()),
             _ = cancelled => Err(Trap::Interrupt.into()),
         }
     }
@@ -207,12 +239,13 @@ impl Pool {
     fn arm_deadline(&self, store: &mut Store<HostState>, timeout: Duration) {
         let mut ran_since = Instant::now();
         let deadline = ran_since + timeout;
+        let waited = store.data().engine_wait.clone();
         let interrupt_at = self.cancel.interrupt_at.subscribe();
         store.set_epoch_deadline(1);
         store.epoch_deadline_callback(move |_| {
             let now = Instant::now();
             let cancelled = interrupt_at.borrow().is_some_and(|at| now >= at);
-            Ok(if now >= deadline || cancelled {
+            Ok(if now >= deadline + waited.total() || cancelled {
                 UpdateDeadline::Interrupt
             } else if now.duration_since(ran_since) >= EPOCH_TICK {
                 ran_since = now;
@@ -251,6 +284,11 @@ impl<'a> Lease<'a> {
 
     pub fn pool(&self) -> &'a Pool {
         self.pool
+    }
+
+    /// How long this call has waited on the engine so far.
+    pub fn engine_wait(&self) -> EngineWait {
+        self.inst.as_ref().expect("lease holds an instance until finished").store.data().engine_wait.clone()
     }
 
     pub fn timeout(&self) -> Duration {

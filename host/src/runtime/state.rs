@@ -1,8 +1,9 @@
 //! Per-instance store data: the sandboxed WASI context, outbound HTTP, the
 //! logging import and the call context (cancellation, partial state).
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use wasmtime::component::ResourceTable;
 use wasmtime::{ResourceLimiter, StoreLimits, StoreLimitsBuilder};
@@ -22,6 +23,41 @@ const STDERR_CAPACITY: usize = 64 * 1024;
 const MAX_RESOURCES: usize = 10_000;
 /// Table elements per instance (function tables of the guest).
 const MAX_TABLE_ELEMENTS: usize = 1_000_000;
+
+/// How long the current call has waited on the engine (its resource
+/// monitor), a wait in progress included: time the call's deadline does not
+/// count, since a Construct waits there for as long as the engine takes to
+/// create its children.
+#[derive(Clone, Debug, Default)]
+pub struct EngineWait(Arc<Mutex<Waits>>);
+
+#[derive(Debug, Default)]
+struct Waits {
+    done: Duration,
+    since: Option<Instant>,
+}
+
+impl EngineWait {
+    pub fn total(&self) -> Duration {
+        let w = self.0.lock().expect("engine wait lock");
+        w.done + w.since.map_or(Duration::ZERO, |t| t.elapsed())
+    }
+
+    /// Runs `wait`, counting the time it takes.
+    pub async fn timed<T>(&self, wait: impl Future<Output = T>) -> T {
+        self.0.lock().expect("engine wait lock").since = Some(Instant::now());
+        let out = wait.await;
+        let mut w = self.0.lock().expect("engine wait lock");
+        if let Some(t) = w.since.take() {
+            w.done += t.elapsed();
+        }
+        out
+    }
+
+    fn reset(&self) {
+        *self.0.lock().expect("engine wait lock") = Waits::default();
+    }
+}
 
 /// What a `create` reported having made before it was interrupted.
 #[derive(Clone, Debug)]
@@ -43,6 +79,8 @@ pub struct HostState {
     pub(super) denials: Denials,
     /// The resource monitor, during a `construct` or `call` only.
     pub(super) monitor: Option<MonitorScope>,
+    /// Time the current call spent waiting on the monitor.
+    pub(super) engine_wait: EngineWait,
 }
 
 impl HostState {
@@ -76,6 +114,7 @@ impl HostState {
             partial: None,
             denials,
             monitor: None,
+            engine_wait: EngineWait::default(),
         }
     }
 
@@ -88,6 +127,7 @@ impl HostState {
     pub(super) fn reset_call(&mut self) {
         self.partial = None;
         self.monitor = None;
+        self.engine_wait.reset();
         if let Ok(mut d) = self.denials.lock() {
             d.clear();
         }
