@@ -288,3 +288,28 @@ async fn the_steps_scenario() {
     assert_eq!(e.ops, ["delete a", "delete c", "delete e", "delete-replaced a"]);
     assert!(e.state.is_empty() && e.pending_delete.is_empty());
 }
+
+/// A refresh: the engine keeps the stored inputs when the provider sends none
+/// back, so a provider that cannot tell its inputs must not send an empty map.
+#[tokio::test]
+async fn a_refresh_without_inputs_keeps_the_stored_ones_and_an_import_gets_what_it_read() {
+    let engine = TestEngine::start().await;
+    let mut p = Plugin::packed(&component("echo-provider"), Some(&engine.address)).await.unwrap();
+    p.boot(&engine.address, json!({})).await.unwrap();
+    let read = |state: Value, inputs: Value| ReadRequest {
+        id: "thing-1".into(),
+        urn: urn("r"),
+        name: "r".into(),
+        r#type: THING.into(),
+        properties: Some(to_struct(state)),
+        inputs: Some(to_struct(inputs)),
+        ..Default::default()
+    };
+    let forgot = p.client.read(read(json!({"forgetInputs": true}), json!({"a": 1}))).await.unwrap().into_inner();
+    assert_eq!(forgot.inputs, None, "absent: keep the stored inputs");
+    let kept = p.client.read(read(json!({"a": 1}), json!({"a": 1}))).await.unwrap().into_inner();
+    assert_eq!(kept.inputs, Some(to_struct(json!({"a": 1}))));
+    // An import has no inputs to keep: whatever the provider read is sent, even none.
+    let imported = p.client.read(read(json!({"forgetInputs": true}), json!({}))).await.unwrap().into_inner();
+    assert_eq!(imported.inputs, Some(to_struct(json!({}))));
+}

@@ -194,7 +194,19 @@ impl<B: Backend> ResourceProvider for ProviderService<B> {
     }
 
     async fn read(&self, request: Request<pb::ReadRequest>) -> Result<Response<pb::ReadResponse>, Status> {
-        unary!(self, request, read, |r: &pb::ReadRequest| deadline(r.timeout), Effect::Reads)
+        let had_inputs = request.get_ref().inputs.as_ref().is_some_and(|i| !i.fields.is_empty());
+        let read: Result<Response<pb::ReadResponse>, Status> =
+            unary!(self, request, read, |r: &pb::ReadRequest| deadline(r.timeout), Effect::Reads);
+        let mut read = read?;
+        // The WIT's inputs are not optional, but the engine reads absent
+        // inputs as "keep the current ones" and present ones as the new
+        // inputs. No inputs back for a resource that had some means the
+        // former: sent as they are, a refresh would wipe the stored inputs.
+        let out = read.get_mut();
+        if had_inputs && out.inputs.as_ref().is_some_and(|i| i.fields.is_empty()) {
+            out.inputs = None;
+        }
+        Ok(read)
     }
 
     type ListStream = Streamed<pb::ListResponse>;

@@ -8,7 +8,8 @@
 //! - `echo:index:Thing` is a resource whose `replace` input forces replacement,
 //!   `dbr: true` asks for delete-before-replace, `fail: true` makes
 //!   Update fail (the steps test's injected fault), and `hang: true` makes
-//!   Update hang without reporting anything;
+//!   Update hang without reporting anything; a Read of a Thing whose state
+//!   has `forgetInputs: true` answers with no inputs;
 //! - creating a Thing with `hang` reports partial state (id `partial-<name>`)
 //!   and then hangs: `"cooperative"` until the engine cancels (then it
 //!   returns an init failure itself), `"stubborn"` forever, ignoring it;
@@ -105,7 +106,10 @@ impl Provider for Echo {
 
     fn read(&mut self, req: ReadRequest) -> Result<ReadResponse> {
         thing(&req.resource_type)?;
-        Ok(ReadResponse { id: req.id, properties: req.properties, inputs: req.inputs, refresh_before_update: false })
+        // `forgetInputs`: answer with no inputs, as a provider that cannot tell them.
+        let forget = req.properties.get("forgetInputs").and_then(Value::as_bool) == Some(true);
+        let inputs = if forget { PropertyMap::new() } else { req.inputs };
+        Ok(ReadResponse { id: req.id, properties: req.properties, inputs, refresh_before_update: false })
     }
 
     fn update(&mut self, req: UpdateRequest) -> Result<UpdateResponse> {
