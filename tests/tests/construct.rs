@@ -327,64 +327,85 @@ async fn the_monitor_is_refused_outside_construct_and_call_and_the_host_keeps_se
     assert!(p.is_running());
 }
 
-/// Waits until the monitor has received `n` registrations.
+/// Waits until the monitor has received `n` registrations; fails after a
+/// minute (a Construct that failed before registering would never get there).
 async fn registrations(monitor: &TestMonitor, n: usize) {
-    while monitor.received().registrations.len() < n {
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    let arrived = async {
+        while monitor.received().registrations.len() < n {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    };
+    let waited = tokio::time::timeout(std::time::Duration::from_secs(60), arrived).await;
+    waited.unwrap_or_else(|_| panic!("fewer than {n} registrations: {:#?}", monitor.received().registrations));
+}
+
+/// A probe Construct of component `name` with `inputs`.
+fn probe(monitor: &TestMonitor, name: &str, inputs: Json) -> ConstructRequest {
+    ConstructRequest {
+        monitor_endpoint: monitor.address.clone(),
+        r#type: "probe:index:Component".into(),
+        name: name.into(),
+        parent: STACK_URN.into(),
+        inputs: Some(to_struct(inputs)),
+        ..Default::default()
     }
+}
+
+async fn launched(crate_name: &str, launch: &Launch) -> (TestEngine, Plugin) {
+    let engine = TestEngine::start().await;
+    let mut p = Plugin::launch(&component(crate_name), Some(&engine.address), launch).await.unwrap();
+    p.boot(&engine.address, json!({})).await.unwrap();
+    (engine, p)
 }
 
 #[tokio::test]
 async fn time_spent_waiting_on_the_engine_does_not_count_against_the_deadline() {
-    let engine = TestEngine::start().await;
-    let launch = Launch::new().env("PULUMI_WASM_CALL_TIMEOUT", "1");
-    let mut p = Plugin::launch(&component("pets-provider"), Some(&engine.address), &launch).await.unwrap();
-    p.boot(&engine.address, json!({})).await.unwrap();
+    let (_engine, p) = launched("probe-provider", &Launch::new().env("PULUMI_WASM_CALL_TIMEOUT", "3")).await;
     let monitor = TestMonitor::gated().await;
     let mut client = p.client.clone();
-    let request = construct(&monitor, json!({ "size": 1 }), false, false);
+    // After the wait the guest works for 1.5 s: inside wasm, where the epoch
+    // deadline applies, and past 3 s since the call began.
+    let request = probe(&monitor, "c", json!({ "spinMs": 1500 }));
     let call = tokio::spawn(async move { client.construct(request).await });
-    // The component's registration waits, as the engine's does while it works,
-    // for twice the 1 s deadline.
+    // The registrations wait, as the engine's do while it works, for twice
+    // the deadline.
     registrations(&monitor, 1).await;
-    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    tokio::time::sleep(std::time::Duration::from_secs(6)).await;
     monitor.open();
     let r = call.await.unwrap().expect("the Construct is not cut off while the engine works");
-    assert_eq!(r.into_inner().urn, urn(KENNEL, "k", STACK_URN));
-    assert_eq!(monitor.received().registrations.len(), 2, "the kennel and its pet");
+    assert_eq!(r.into_inner().urn, urn("probe:index:Component", "c", STACK_URN));
+    // The guest's own work still has a deadline.
+    let spin = probe(&monitor, "d", json!({ "spinMs": 10_000 }));
+    let err = p.client.clone().construct(spin).await.unwrap_err();
+    assert_eq!(err.code(), Code::DeadlineExceeded, "{err:?}");
 }
 
 #[tokio::test]
-async fn constructs_waiting_on_the_engine_do_not_starve_resource_calls() {
-    let engine = TestEngine::start().await;
-    let launch = Launch::new().env("PULUMI_WASM_MAX_INSTANCES", "2");
-    let mut p = Plugin::launch(&component("pets-provider"), Some(&engine.address), &launch).await.unwrap();
-    p.boot(&engine.address, json!({})).await.unwrap();
+async fn constructs_waiting_on_the_engine_hold_no_permit() {
+    let (_engine, p) = launched("probe-provider", &Launch::new().env("PULUMI_WASM_MAX_INSTANCES", "1")).await;
     let monitor = TestMonitor::gated().await;
-    // As many Constructs as there are instances, each waiting on the engine
-    // (which, in a real deployment, may be creating this provider's own resources).
+    // One permit for Construct and Call, and one Construct waiting on the
+    // engine: a second (as the engine would send for a nested component of
+    // this provider) still runs, and a resource call is still served.
     let calls: Vec<_> = ["a", "b"]
         .into_iter()
         .map(|name| {
             let mut client = p.client.clone();
-            let request =
-                ConstructRequest { name: name.into(), ..construct(&monitor, json!({ "size": 1 }), false, false) };
+            let request = probe(&monitor, name, json!({}));
             tokio::spawn(async move { client.construct(request).await })
         })
         .collect();
     registrations(&monitor, 2).await;
-    // A resource call is still served while both wait.
     let check = CheckRequest {
-        urn: urn(KENNEL, "c", STACK_URN),
-        name: "c".into(),
-        r#type: KENNEL.into(),
+        urn: "urn:pulumi:dev::proj::probe:index:Thing::t".into(),
+        name: "t".into(),
+        r#type: "probe:index:Thing".into(),
         news: Some(to_struct(json!({}))),
         ..Default::default()
     };
     // (Were it queued behind them, it would wait for as long as they do: forever here.)
-    let answered = tokio::time::timeout(std::time::Duration::from_secs(60), p.client.check(check)).await;
-    let answered = answered.expect("the Check was queued behind the Constructs");
-    assert!(answered.is_ok(), "{answered:?}");
+    let answered = tokio::time::timeout(std::time::Duration::from_secs(60), p.client.clone().check(check)).await;
+    assert!(answered.expect("the Check was queued behind the Constructs").is_ok());
     assert!(calls.iter().all(|c| !c.is_finished()), "the Constructs are still waiting on the engine");
     monitor.open();
     for c in calls {

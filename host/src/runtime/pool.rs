@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
-use tokio::sync::{Semaphore, SemaphorePermit, mpsc, watch};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, watch};
 use wasmtime::{Store, Trap, UpdateDeadline};
 
 use super::RuntimeError;
@@ -51,21 +51,21 @@ pub struct Pool {
     logs: LogQueue,
     sandbox: RwLock<Arc<Sandbox>>,
     idle: Mutex<Vec<Instance>>,
-    permits: Semaphore,
+    permits: Arc<Semaphore>,
     /// Permits of calls that use the resource monitor (Construct, Call): a
     /// separate budget, because they wait on the engine while it creates
-    /// their children, which may be this provider's own resources. Sharing
-    /// one budget, `max_instances` concurrent Constructs would hold every
-    /// permit while their children's Creates waited for one.
-    monitor_permits: Semaphore,
+    /// their children, which may be this provider's own resources; and
+    /// given back during those waits (see [`EngineWait`]), since a nested
+    /// Construct of this provider needs one of these.
+    monitor_permits: Arc<Semaphore>,
     setup: Mutex<Arc<Vec<SetupCall>>>,
     cancel: Cancellation,
 }
 
 impl Pool {
     pub(super) fn new(runtime: Arc<Runtime>, pre: ProviderPre<HostState>, logs: mpsc::Sender<GuestLog>) -> Self {
-        let permits = Semaphore::new(runtime.config.max_instances.max(1));
-        let monitor_permits = Semaphore::new(runtime.config.max_instances.max(1));
+        let permits = Arc::new(Semaphore::new(runtime.config.max_instances.max(1)));
+        let monitor_permits = Arc::new(Semaphore::new(runtime.config.max_instances.max(1)));
         let sandbox = RwLock::new(Arc::new(Sandbox::deny_all(&runtime.config)));
         let cancel = Cancellation { flag: Arc::default(), interrupt_at: watch::Sender::new(None) };
         Pool {
@@ -109,7 +109,7 @@ impl Pool {
     /// `uses_monitor`: a Construct or Call, which takes its own permit.
     pub async fn lease(&self, timeout: Option<Duration>, uses_monitor: bool) -> Result<Lease<'_>, RuntimeError> {
         let permits = if uses_monitor { &self.monitor_permits } else { &self.permits };
-        let permit = permits.acquire().await.map_err(|e| RuntimeError::Engine(e.to_string()))?;
+        let permit = permits.clone().acquire_owned().await.map_err(|e| RuntimeError::Engine(e.to_string()))?;
         let sandbox = self.sandbox();
         let timeout = timeout.unwrap_or(sandbox.timeout);
         let pooled = self.idle.lock().expect("pool lock").pop();
@@ -119,6 +119,13 @@ impl Pool {
         };
         inst.store.data_mut().reset_call();
         self.arm_deadline(&mut inst.store, timeout);
+        // A monitor call's permit is given back while it waits on the engine.
+        let permit = if uses_monitor {
+            inst.store.data().engine_wait.hold(permits.clone(), permit);
+            None
+        } else {
+            Some(permit)
+        };
         let mut lease = Lease { pool: self, inst: Some(inst), timeout, _permit: permit };
         lease.catch_up().await?;
         Ok(lease)
@@ -221,6 +228,8 @@ impl Pool {
     /// Returns a healthy instance to the pool, unless its memory has grown
     /// past [`RECYCLE_ABOVE`]: dropping it gives that memory back.
     fn release(&self, inst: Instance) {
+        // Its permit goes back, and its waits do not carry over to the next call.
+        inst.store.data().engine_wait.reset();
         if inst.store.data().limits.memory > RECYCLE_ABOVE {
             tracing::debug!("recycling an instance that grew to {} MiB", inst.store.data().limits.memory >> 20);
             return;
@@ -264,7 +273,8 @@ pub struct Lease<'a> {
     pool: &'a Pool,
     inst: Option<Instance>,
     timeout: Duration,
-    _permit: SemaphorePermit<'a>,
+    /// A resource call's permit (a monitor call's is in its [`EngineWait`]).
+    _permit: Option<OwnedSemaphorePermit>,
 }
 
 impl<'a> Lease<'a> {

@@ -3,7 +3,9 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+
 use std::time::{Duration, Instant};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use wasmtime::component::ResourceTable;
 use wasmtime::{ResourceLimiter, StoreLimits, StoreLimitsBuilder};
@@ -27,7 +29,10 @@ const MAX_TABLE_ELEMENTS: usize = 1_000_000;
 /// How long the current call has waited on the engine (its resource
 /// monitor), a wait in progress included: time the call's deadline does not
 /// count, since a Construct waits there for as long as the engine takes to
-/// create its children.
+/// create its children. A Construct or Call also keeps its permit here and
+/// gives it back while it waits, so that waiting calls never hold every
+/// permit while the engine needs one for a call of its own (the children,
+/// or a nested Construct of this same provider).
 #[derive(Clone, Debug, Default)]
 pub struct EngineWait(Arc<Mutex<Waits>>);
 
@@ -35,27 +40,52 @@ pub struct EngineWait(Arc<Mutex<Waits>>);
 struct Waits {
     done: Duration,
     since: Option<Instant>,
+    semaphore: Option<Arc<Semaphore>>,
+    permit: Option<OwnedSemaphorePermit>,
 }
 
 impl EngineWait {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Waits> {
+        self.0.lock().expect("engine wait lock")
+    }
+
     pub fn total(&self) -> Duration {
-        let w = self.0.lock().expect("engine wait lock");
+        let w = self.lock();
         w.done + w.since.map_or(Duration::ZERO, |t| t.elapsed())
     }
 
-    /// Runs `wait`, counting the time it takes.
+    /// Keeps the call's permit, to give back during waits.
+    pub(super) fn hold(&self, semaphore: Arc<Semaphore>, permit: OwnedSemaphorePermit) {
+        let mut w = self.lock();
+        w.semaphore = Some(semaphore);
+        w.permit = Some(permit);
+    }
+
+    /// Runs `wait` without the call's permit, counting the time it takes
+    /// (getting the permit back included).
     pub async fn timed<T>(&self, wait: impl Future<Output = T>) -> T {
-        self.0.lock().expect("engine wait lock").since = Some(Instant::now());
+        let semaphore = {
+            let mut w = self.lock();
+            w.since = Some(Instant::now());
+            w.permit = None;
+            w.semaphore.clone()
+        };
         let out = wait.await;
-        let mut w = self.0.lock().expect("engine wait lock");
+        let permit = match semaphore {
+            Some(s) => s.acquire_owned().await.ok(),
+            None => None,
+        };
+        let mut w = self.lock();
+        w.permit = permit;
         if let Some(t) = w.since.take() {
             w.done += t.elapsed();
         }
         out
     }
 
-    fn reset(&self) {
-        *self.0.lock().expect("engine wait lock") = Waits::default();
+    /// Forgets the call: its waits, and its permit (given back).
+    pub(super) fn reset(&self) {
+        *self.lock() = Waits::default();
     }
 }
 

@@ -2,7 +2,8 @@
 //! (the host must refuse: it exists only during construct and call);
 //! `construct` registers a component with one child, invokes a function,
 //! reads a resource and returns what it got, so a test can see the monitor
-//! working in the same process afterwards.
+//! working in the same process afterwards; with `spinMs` it also works that
+//! long after registering the child.
 
 use pulumi_wasm_sdk::component::{self, Alias, AliasParent, AliasSpec, Component, Options};
 use pulumi_wasm_sdk::*;
@@ -43,6 +44,13 @@ impl Provider for Probe {
             .alias(Alias::Urn("urn:pulumi:dev::proj::probe:index:Thing::older".into()))
             .alias(Alias::Spec(spec));
         let child = me.custom("probe:index:Thing", &format!("{}-thing", req.name), inputs.clone(), options)?;
+        // `spinMs`: work that long after the child is registered (deadline tests).
+        if let Some(ms) = req.inputs.get("spinMs").and_then(Value::as_f64) {
+            let until = std::time::Instant::now() + std::time::Duration::from_secs_f64(ms / 1000.0);
+            while std::time::Instant::now() < until {
+                std::hint::black_box(0);
+            }
+        }
         let echoed = component::invoke("probe:index:echo", &req.inputs, "")?;
         let read = component::read_resource("probe:index:Thing", "existing", "ext-1", &PropertyMap::new(), me.child())?;
         let failed = match component::invoke("test:index:fail", &PropertyMap::new(), "") {
