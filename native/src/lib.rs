@@ -113,7 +113,7 @@ impl<P: Provider> NativeBackend<P> {
     /// The provider's package name and version.
     pub fn info(&self) -> anyhow::Result<(String, semver::Version)> {
         let info = self.with(|p| Ok::<_, pulumi_wasm_sdk::Error>(p.info()), None).map_err(|e| match e {
-            CallError::Runtime(e) => anyhow::anyhow!(e),
+            CallError::Runtime(e) | CallError::NotStarted(e) => anyhow::anyhow!(e),
             CallError::Provider { error, .. } => anyhow::anyhow!("{error:?}"),
         })?;
         let version = semver::Version::parse(&info.version)

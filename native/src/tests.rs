@@ -137,7 +137,7 @@ async fn a_deferred_backend_waits_for_its_backend_or_says_why_it_failed() {
     });
     for _ in 0..2 {
         match failed.invoke(None, invoke("echo:index:config")).await {
-            Err(CallError::Runtime(e @ RuntimeError::NotLoaded(_))) => {
+            Err(CallError::NotStarted(e @ RuntimeError::NotLoaded(_))) => {
                 assert!(e.to_string().contains("loading provider.wasm: not a WebAssembly component"), "{e}")
             }
             other => panic!("expected NotLoaded, got {:?}", other.map(|_| ())),
@@ -154,7 +154,7 @@ async fn a_deferred_backend_is_cancelled_once_made_and_bounds_every_wait() {
     use std::time::Duration;
     let (made_tx, deferred) = made_when_told();
     match deferred.invoke(Some(Duration::from_millis(50)), invoke("echo:index:config")).await {
-        Err(CallError::Runtime(RuntimeError::Deadline { .. })) => {}
+        Err(CallError::NotStarted(RuntimeError::Deadline { .. })) => {}
         other => panic!("a call's deadline bounds its wait, got {:?}", other.map(|_| ())),
     }
     // The grace runs out before the backend is made.

@@ -15,8 +15,12 @@ use super::pool::{Lease, Pool, SetupCall};
 #[derive(Debug)]
 pub enum CallError {
     /// The call did not complete: a crash, a deadline, a cancellation, a
-    /// failed instantiation or replay.
+    /// limit.
     Runtime(RuntimeError),
+    /// The call failed before the provider's export ran (the provider still
+    /// loading, or an instance that could not be made or brought up to date
+    /// with the setup calls): it changed nothing.
+    NotStarted(RuntimeError),
     /// The provider answered with an error. `denials` are what the sandbox
     /// refused during the call, each naming the grant that would allow it.
     Provider { error: types::Error, denials: Vec<String> },
@@ -61,7 +65,7 @@ macro_rules! exports {
             $(
                 async fn $name(&self, timeout: Option<Duration>, $($arg: $ty),*) -> CallResult<$ret> {
                     let uses_monitor = false $(|| { let _ = &$marg; true })?;
-                    let mut lease = self.lease(timeout, uses_monitor).await?;
+                    let mut lease = self.lease(timeout, uses_monitor).await.map_err(CallError::NotStarted)?;
                     $(lease.open_monitor(WithMonitor::monitor_scope(&$marg));)?
                     let limit = lease.timeout();
                     let waited = lease.engine_wait();
@@ -79,7 +83,7 @@ macro_rules! exports {
         impl<B: Backend> Backend for Deferred<B> {
             $(
                 async fn $name(&self, timeout: Option<Duration>, $($arg: $ty),*) -> CallResult<$ret> {
-                    self.ready_within(timeout).await?.$name(timeout, $($arg),*).await
+                    self.ready_within(timeout).await.map_err(CallError::NotStarted)?.$name(timeout, $($arg),*).await
                 }
             )*
 

@@ -105,7 +105,7 @@ macro_rules! unary {
         let timeout = ($timeout)(&wire_req);
         let wit_req = TryFrom::try_from(wire_req).map_err(status::bad_request)?;
         let out = $self.backend.$method(timeout, wit_req).await.map_err(|e| $self.failed(e, $effect))?;
-        Ok(Response::new(out.into_wire($self.wire()).map_err(status::bad_response)?))
+        Ok(Response::new(out.into_wire($self.wire()).map_err(|e| status::bad_response(e, $effect))?))
     }};
 }
 
@@ -214,7 +214,7 @@ impl<B: Backend> ResourceProvider for ProviderService<B> {
     async fn list(&self, request: Request<pb::ListRequest>) -> Result<Response<Self::ListStream>, Status> {
         let wit_req = rp::ListRequest::try_from(request.into_inner()).map_err(status::bad_request)?;
         let out = self.backend.list(None, wit_req).await.map_err(|e| self.failed(e, Effect::Reads))?;
-        let messages = out.into_wire(self.wire()).map_err(status::bad_response)?;
+        let messages = out.into_wire(self.wire()).map_err(|e| status::bad_response(e, Effect::Reads))?;
         Ok(Response::new(Box::pin(futures::stream::iter(messages.into_iter().map(Ok)))))
     }
 
@@ -257,7 +257,7 @@ impl<B: Backend> ResourceProvider for ProviderService<B> {
     ) -> Result<Response<pb::GetMappingResponse>, Status> {
         let r = request.into_inner();
         let out = self.backend.get_mapping(None, r.key, r.provider).await.map_err(|e| self.failed(e, Effect::Reads))?;
-        Ok(Response::new(out.into_wire(self.wire()).map_err(status::bad_response)?))
+        Ok(Response::new(out.into_wire(self.wire()).map_err(|e| status::bad_response(e, Effect::Reads))?))
     }
 
     async fn get_mappings(
@@ -266,6 +266,6 @@ impl<B: Backend> ResourceProvider for ProviderService<B> {
     ) -> Result<Response<pb::GetMappingsResponse>, Status> {
         let r = request.into_inner();
         let out = self.backend.get_mappings(None, r.key).await.map_err(|e| self.failed(e, Effect::Reads))?;
-        Ok(Response::new(out.into_wire(self.wire()).map_err(status::bad_response)?))
+        Ok(Response::new(out.into_wire(self.wire()).map_err(|e| status::bad_response(e, Effect::Reads))?))
     }
 }

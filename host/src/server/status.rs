@@ -14,11 +14,17 @@ pub fn bad_request(e: ConvertError) -> Status {
 }
 
 /// A response the guest got wrong: the provider's fault. A value over the
-/// host's limits is RESOURCE_EXHAUSTED, as the memory limit is.
-pub fn bad_response(e: ConvertError) -> Status {
+/// host's limits is RESOURCE_EXHAUSTED, as the memory limit is, except after
+/// a change: that did happen, so it is UNKNOWN (see [`runtime`]), as INTERNAL
+/// already is to the engine.
+pub fn bad_response(e: ConvertError, effect: Effect) -> Status {
     match e {
         ConvertError::TooDeep { .. } | ConvertError::TooManyNodes { .. } => {
-            Status::resource_exhausted(format!("the provider returned a value over the host's limits: {e}"))
+            let message = format!("the provider returned a value over the host's limits: {e}");
+            match effect {
+                Effect::Reads => Status::resource_exhausted(message),
+                Effect::Changes => Status::unknown(format!("{message}; the change itself may have taken effect")),
+            }
         }
         e => Status::internal(format!("the provider returned an invalid response: {e}")),
     }
@@ -80,6 +86,7 @@ pub fn runtime(e: RuntimeError, o: WireOptions, effect: Effect) -> Status {
 pub fn call(e: CallError, o: WireOptions, effect: Effect) -> Status {
     match e {
         CallError::Runtime(e) => runtime(e, o, effect),
+        CallError::NotStarted(e) => runtime(e, o, Effect::Reads),
         CallError::Provider { error, denials } => guest(error, o, &denials),
     }
 }
@@ -145,7 +152,8 @@ fn guest_status(e: types::Error, o: WireOptions) -> Status {
             let message = format!("resource {} created but failed to initialise: {}", f.id, f.reasons.join("; "));
             match init_failure(f, o) {
                 Ok(detail) => with_detail(Code::Unknown, message, "ErrorResourceInitFailed", &detail),
-                Err(e) => bad_response(e),
+                // It was created: whatever is wrong with its state, that stands.
+                Err(e) => bad_response(e, Effect::Changes),
             }
         }
     }
@@ -168,5 +176,24 @@ mod tests {
 
         let plain = guest(types::Error::Failed("boom".into()), WireOptions::default(), &denials);
         assert!(plain.details().is_empty() && plain.message().starts_with("boom; missing grant"), "{plain:?}");
+    }
+
+    #[test]
+    fn a_change_that_may_have_happened_is_unknown_and_one_that_never_started_is_not() {
+        let deadline = || RuntimeError::Deadline { after: std::time::Duration::from_secs(1), partial: None };
+        let o = WireOptions::default();
+        assert_eq!(call(CallError::Runtime(deadline()), o, Effect::Reads).code(), Code::DeadlineExceeded);
+        let changed = call(CallError::Runtime(deadline()), o, Effect::Changes);
+        assert_eq!(changed.code(), Code::Unknown);
+        assert!(changed.message().contains("whether it took effect is unknown"), "{}", changed.message());
+        // Still loading, or the instance could not be readied: the export never ran.
+        assert_eq!(call(CallError::NotStarted(deadline()), o, Effect::Changes).code(), Code::DeadlineExceeded);
+        let oom = || CallError::Runtime(RuntimeError::OutOfMemory { limit: 1 << 20, partial: None });
+        assert_eq!(call(oom(), o, Effect::Reads).code(), Code::ResourceExhausted);
+        assert_eq!(call(oom(), o, Effect::Changes).code(), Code::Unknown);
+        // A result over the host's limits after a change: the change happened.
+        let big = || ConvertError::TooManyNodes { count: 10, max: 5 };
+        assert_eq!(bad_response(big(), Effect::Reads).code(), Code::ResourceExhausted);
+        assert_eq!(bad_response(big(), Effect::Changes).code(), Code::Unknown);
     }
 }
