@@ -50,7 +50,8 @@ pub struct Report {
 
 /// One throughput figure: each runtime's median over the rounds, and the
 /// ratios as the median of each round's own ratio (runtimes measured moments
-/// apart), which a burst of noise during one round cannot move.
+/// apart, Python right after the other two), which a burst of noise during
+/// one round cannot move; so a ratio need not equal the medians' quotient.
 struct Rates {
     median: [f64; 3],
     wasm_native: f64,
@@ -68,8 +69,11 @@ fn median(v: &[Duration]) -> Duration {
 }
 
 fn us(d: Duration) -> String {
-    let us = d.as_secs_f64() * 1e6;
-    if us < 100.0 { format!("{us:.1}") } else { format!("{us:.0}") }
+    signed_us(d.as_secs_f64() * 1e6)
+}
+
+fn signed_us(us: f64) -> String {
+    if us.abs() < 100.0 { format!("{us:.1}") } else { format!("{us:.0}") }
 }
 
 fn ms(d: Duration) -> String {
@@ -196,7 +200,8 @@ impl Report {
                         us(s[1].p50),
                         us(s[1].p99),
                         ratio(dr(s[0].p50, s[1].p50), 1.0),
-                        us(s[0].p50.saturating_sub(s[1].p50)),
+                        // Negative when WASM is the faster (Create's log, see BENCHMARKS.md).
+                        signed_us((s[0].p50.as_secs_f64() - s[1].p50.as_secs_f64()) * 1e6),
                     ]
                 })
                 .collect();

@@ -710,7 +710,7 @@ def provider(
         def get_mapping(self, key: str, provider: str) -> Optional[rp.Mapping]:
             return None
 
-        # Unimplemented, so the engine falls back to get_mapping with no provider name.
+        # Unimplemented, as every call this provider does not implement.
         get_mappings = unimplemented("get_mappings")
 
         def cancel(self) -> None:

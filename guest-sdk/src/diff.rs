@@ -1,7 +1,7 @@
 //! Structural diffs with detailed, path-level results.
 
 use crate::provider::{DiffChanges, DiffKind, DiffResponse, PropertyDiff};
-use crate::value::{Output, PropertyMap, Value};
+use crate::value::{Output, PropertyMap, RefId, ResourceRef, Value};
 
 /// Builds a [`DiffResponse`] by comparing two property maps.
 ///
@@ -114,6 +114,17 @@ impl Differ {
     }
 }
 
+/// Unknown at this level: an unknown, an unknown output, or a reference
+/// whose ID is not known yet.
+fn unknown(v: &Value) -> bool {
+    matches!(
+        v,
+        Value::Unknown(_)
+            | Value::Output(Output { value: None, .. })
+            | Value::ResourceRef(ResourceRef { id: Some(RefId::Unknown), .. })
+    )
+}
+
 /// The value under secret and known-output wrappers, or `None` when it is
 /// absent or null: a null property is an absent one, as in the engine's own diff.
 fn present(v: Option<&Value>) -> Option<&Value> {
@@ -128,8 +139,7 @@ fn pick(replace: bool, plain: DiffKind, replacing: DiffKind) -> DiffKind {
 /// unknown never equals anything.
 pub fn same(a: &Value, b: &Value) -> bool {
     match (a.plain(), b.plain()) {
-        (Value::Unknown(_) | Value::Output(Output { value: None, .. }), _)
-        | (_, Value::Unknown(_) | Value::Output(Output { value: None, .. })) => false,
+        (a, b) if unknown(a) || unknown(b) => false,
         (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same(a, b)),
         (Value::Object(x), Value::Object(y)) => {
             let set = |m: &'_ PropertyMap| m.values().filter(|v| present(Some(v)).is_some()).count();

@@ -116,6 +116,12 @@ proptest! {
     }
 
     #[test]
+    fn a_map_with_unknowns_always_differs_from_itself(m in map(false)) {
+        prop_assume!(m.values().any(Value::contains_unknowns));
+        prop_assert_eq!(Differ::new().diff(&m, &m.clone()).changes, DiffChanges::Some);
+    }
+
+    #[test]
     fn the_diff_sorts_every_key_once_and_agrees_with_same(
         a in map(false), b in map(false), replace in vec(key(), 0..2), swap in any::<bool>(),
     ) {

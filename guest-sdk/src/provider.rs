@@ -362,9 +362,9 @@ pub trait Provider: Default + 'static {
         Ok(None)
     }
 
-    /// Default: unimplemented, so the engine falls back to
-    /// [`Provider::get_mapping`] with an empty provider name (an empty list
-    /// would tell it there are no mappings and skip that).
+    /// Default: unimplemented, as for every call a provider does not
+    /// implement; the engine then asks [`Provider::get_mapping`] with an
+    /// empty provider name.
     fn get_mappings(&mut self, _key: String) -> Result<Vec<String>> {
         Err(Error::unimplemented("get_mappings"))
     }

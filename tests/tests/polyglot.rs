@@ -281,7 +281,7 @@ async fn lifecycle(component: &Path, pkg: &str) {
     let args = parameterize_request::Parameters::Args(parameterize_request::ParametersArgs { args: vec!["x".into()] });
     let err = p.client.parameterize(ParameterizeRequest { parameters: Some(args) }).await.unwrap_err();
     assert_eq!(err.code(), Code::Unimplemented, "{err:?}");
-    // GetMappings too, so the engine falls back to GetMapping.
+    // GetMappings too.
     let err = p.client.get_mappings(GetMappingsRequest { key: "terraform".into() }).await.unwrap_err();
     assert_eq!(err.code(), Code::Unimplemented, "{err:?}");
     let err = p

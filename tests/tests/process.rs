@@ -318,7 +318,7 @@ async fn every_rpc_reaches_the_guest() {
     let m =
         c.get_mapping(GetMappingRequest { key: "terraform".into(), provider: "x".into() }).await.unwrap().into_inner();
     assert!(m.provider.is_empty() && m.data.is_empty());
-    // Unimplemented, so the engine falls back to GetMapping with no provider name.
+    // Unimplemented, as every call the provider does not implement.
     let err = c.get_mappings(GetMappingsRequest { key: "terraform".into() }).await.unwrap_err();
     assert!(err.code() == Code::Unimplemented && err.message().contains(default), "{err:?}");
     let schema = c.get_schema(GetSchemaRequest::default()).await.unwrap().into_inner().schema;

@@ -296,20 +296,21 @@ async fn a_refresh_without_inputs_keeps_the_stored_ones_and_an_import_gets_what_
     let engine = TestEngine::start().await;
     let mut p = Plugin::packed(&component("echo-provider"), Some(&engine.address)).await.unwrap();
     p.boot(&engine.address, json!({})).await.unwrap();
-    let read = |state: Value, inputs: Value| ReadRequest {
+    let read = |state: Value, inputs: Option<Value>| ReadRequest {
         id: "thing-1".into(),
         urn: urn("r"),
         name: "r".into(),
         r#type: THING.into(),
         properties: Some(to_struct(state)),
-        inputs: Some(to_struct(inputs)),
+        inputs: inputs.map(to_struct),
         ..Default::default()
     };
-    let forgot = p.client.read(read(json!({"forgetInputs": true}), json!({"a": 1}))).await.unwrap().into_inner();
-    assert_eq!(forgot.inputs, None, "absent: keep the stored inputs");
-    let kept = p.client.read(read(json!({"a": 1}), json!({"a": 1}))).await.unwrap().into_inner();
+    let forgot = p.client.read(read(json!({"forgetInputs": true}), Some(json!({"a": 1})))).await.unwrap();
+    assert_eq!(forgot.into_inner().inputs, None, "absent: keep the stored inputs");
+    let kept = p.client.read(read(json!({"a": 1}), Some(json!({"a": 1})))).await.unwrap().into_inner();
     assert_eq!(kept.inputs, Some(to_struct(json!({"a": 1}))));
-    // An import has no inputs to keep: whatever the provider read is sent, even none.
-    let imported = p.client.read(read(json!({"forgetInputs": true}), json!({}))).await.unwrap().into_inner();
+    // An import (the engine sends no inputs) has none to keep: whatever the
+    // provider read is sent, even nothing.
+    let imported = p.client.read(read(json!({"forgetInputs": true}), None)).await.unwrap().into_inner();
     assert_eq!(imported.inputs, Some(to_struct(json!({}))));
 }

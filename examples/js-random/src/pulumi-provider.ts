@@ -707,7 +707,7 @@ export function provider(opts: ProviderOptions): Exports {
         construct: unimplemented('construct'),
         list: unimplemented('list'),
         getMapping: (_key: string, _provider: string) => undefined,
-        // Unimplemented, so the engine falls back to getMapping with no provider name.
+        // Unimplemented, as every call this provider does not implement.
         getMappings: unimplemented('getMappings'),
         cancel: () => {},
     };

@@ -140,8 +140,8 @@ pub fn normalize<T: Object>(m: &mut PropertyMap) {
     normalize_with(m, T::properties())
 }
 
-// In place: a property that is present keeps its key and its slot, so a
-// Check of a filled-in map allocates nothing here.
+// In place: a property that is present keeps its key and its slot; only
+// absent defaults are inserted (and new secrets boxed).
 fn normalize_with(m: &mut PropertyMap, props: Vec<Property>) {
     let seal = |v: &mut Value, secret: bool| {
         if secret && !is_secret(v) {
