@@ -188,7 +188,7 @@ impl Report {
 
         if !self.inproc.is_empty() {
             o.push_str("### The backend call alone: in-process, no gRPC (µs)\n\n");
-            let fixed = self.fixed.iter().map(|f| ("GetMappings, empty (the fixed cost of a call)".to_owned(), &f.0));
+            let fixed = self.fixed.iter().map(|f| ("GetMapping, none (the fixed cost of a call)".to_owned(), &f.0));
             let calls = self.inproc.iter().map(|(input, op, s)| (format!("{} {}", op.label(), input.label()), s));
             let rows: Vec<Vec<String>> = fixed
                 .chain(calls)

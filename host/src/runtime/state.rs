@@ -3,8 +3,8 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-
 use std::time::{Duration, Instant};
+
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use wasmtime::component::ResourceTable;
