@@ -146,6 +146,11 @@ const UNKNOWNS: [(UnknownKind, &str); 7] = [
     (UnknownKind::Object, sig::UNKNOWN_OBJECT),
 ];
 
+/// One of the engine's unknown sentinels, of any kind.
+pub fn is_unknown_sentinel(s: &str) -> bool {
+    unknown_kind(s).is_some()
+}
+
 fn unknown_kind(s: &str) -> Option<UnknownKind> {
     if s.len() != sig::UNKNOWN_BOOL.len() {
         return None;

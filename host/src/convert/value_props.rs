@@ -21,16 +21,6 @@ const SIGNATURES: [&str; 7] = [
     "not-a-signature",
 ];
 
-const SENTINELS: [&str; 7] = [
-    sig::UNKNOWN_BOOL,
-    sig::UNKNOWN_NUMBER,
-    sig::UNKNOWN_STRING,
-    sig::UNKNOWN_ARRAY,
-    sig::UNKNOWN_ASSET,
-    sig::UNKNOWN_ARCHIVE,
-    sig::UNKNOWN_OBJECT,
-];
-
 /// Property names, with the ones that mean something to the conversion.
 fn key() -> impl Strategy<Value = String> + Clone {
     prop_oneof![
@@ -42,7 +32,8 @@ fn key() -> impl Strategy<Value = String> + Clone {
 }
 
 fn text() -> impl Strategy<Value = String> + Clone {
-    prop_oneof![4 => "\\PC{0,6}", 1 => prop::sample::select(&SENTINELS[..]).prop_map(str::to_owned)]
+    let sentinels: Vec<&str> = UNKNOWNS.iter().map(|(_, s)| *s).collect();
+    prop_oneof![4 => "\\PC{0,6}", 1 => prop::sample::select(sentinels).prop_map(str::to_owned)]
 }
 
 fn number() -> impl Strategy<Value = f64> {
@@ -87,28 +78,17 @@ fn reference() -> impl Strategy<Value = Node> {
 /// structures (cycles, sharing, out of range), some valid ones.
 fn node(len: u32) -> impl Strategy<Value = Node> {
     let idx = 0..len + 2;
-    let archive_source = prop_oneof![
-        text().prop_map(ArchiveSource::Path),
-        text().prop_map(ArchiveSource::Uri),
-        vec((key(), idx.clone()), 0..3).prop_map(ArchiveSource::Assets),
-    ];
+    let members = vec((key(), idx.clone()), 0..3)
+        .prop_map(|m| Node::Archive(Archive { hash: None, source: Some(ArchiveSource::Assets(m)) }));
     let output = (prop::option::of(idx.clone()), any::<bool>(), vec(text(), 0..2))
         .prop_map(|(value, secret, dependencies)| Node::Output(OutputValue { value, secret, dependencies }));
     prop_oneof![
-        Just(Node::Null),
-        any::<bool>().prop_map(Node::Bool),
-        number().prop_map(Node::Number),
-        text().prop_map(Node::String),
-        vec(any::<u8>(), 0..4).prop_map(Node::Bytes),
-        vec(idx.clone(), 0..3).prop_map(Node::Array),
-        vec((key(), idx.clone()), 0..4).prop_map(Node::Object),
-        asset().prop_map(Node::Asset),
-        (prop::option::of(text()), prop::option::of(archive_source))
-            .prop_map(|(hash, source)| Node::Archive(Archive { hash, source })),
-        idx.prop_map(Node::Secret),
-        unknown_kind().prop_map(Node::Unknown),
-        reference(),
-        output,
+        4 => leaf(),
+        1 => vec(idx.clone(), 0..3).prop_map(Node::Array),
+        1 => vec((key(), idx.clone()), 0..4).prop_map(Node::Object),
+        1 => members,
+        1 => idx.prop_map(Node::Secret),
+        1 => output,
     ]
 }
 

@@ -15,7 +15,7 @@ use tonic::transport::{Channel, Endpoint};
 use super::bindings::latest::pulumi::provider::monitor as m;
 use super::bindings::{rp, types};
 use super::state::HostState;
-use crate::convert::value::{Limits, WireOptions, opt_struct_to_wit, sig, wit_to_struct};
+use crate::convert::value::{Limits, WireOptions, is_unknown_sentinel, opt_struct_to_wit, sig, wit_to_struct};
 
 /// The error every monitor function returns outside `construct` and `call`.
 pub const NOT_AVAILABLE: &str = "the resource monitor is only available during construct and call";
@@ -210,16 +210,7 @@ fn as_output_values(state: Struct, deps: &HashMap<String, Vec<String>>) -> Struc
 
 /// One of the engine's unknown sentinels (of any kind).
 fn is_unknown(v: &WireValue) -> bool {
-    const SENTINELS: [&str; 7] = [
-        sig::UNKNOWN_BOOL,
-        sig::UNKNOWN_NUMBER,
-        sig::UNKNOWN_STRING,
-        sig::UNKNOWN_ARRAY,
-        sig::UNKNOWN_ASSET,
-        sig::UNKNOWN_ARCHIVE,
-        sig::UNKNOWN_OBJECT,
-    ];
-    matches!(&v.kind, Some(Kind::StringValue(s)) if SENTINELS.contains(&s.as_str()))
+    matches!(&v.kind, Some(Kind::StringValue(s)) if is_unknown_sentinel(s))
 }
 
 fn is_sig(s: &Struct, want: &str) -> bool {
