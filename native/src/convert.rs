@@ -580,7 +580,7 @@ mod tests {
             "out" => Value::Output(Output { value: Some(Box::new("v".into())), secret: true, dependencies: vec!["urn:d".into()] }),
             "unknown-out" => Value::Output(Output { value: None, secret: false, dependencies: vec![] }),
         };
-        let opts = WireOptions { byte_strings: true };
+        let opts = WireOptions { byte_strings: true, ..WireOptions::default() };
         let wire = wit_to_struct(&wire_map(m.clone()), opts, Default::default()).expect("valid for the host");
         let back = map(struct_to_wit(&wire).expect("decodes")).expect("decodes");
         assert_eq!(back, m);

@@ -152,3 +152,29 @@ async fn malformed_values_are_refused_and_the_host_keeps_serving() {
         .into_inner();
     assert_eq!(from_struct(ok.r#return.as_ref()), json!({"y": 1.0}));
 }
+
+/// A client that does not handshake negotiates in Configure: told it takes
+/// no secrets and no resource references, the host sends their plain values
+/// (the secret's value; the reference's ID, or its URN when it has none).
+#[tokio::test]
+async fn a_caller_without_handshake_that_takes_no_secrets_gets_plain_values() {
+    let engine = TestEngine::start().await;
+    let mut p = Plugin::packed(&component("echo-provider"), Some(&engine.address)).await.unwrap();
+    let configure = ConfigureRequest { accept_secrets: false, accept_resources: false, ..Default::default() };
+    p.client.configure(configure).await.unwrap();
+    let urn = "urn:pulumi:dev::proj::echo:index:Thing::t";
+    let args = json!({
+        "secret": sig("secret", json!({"value": {"password": "hunter2"}})),
+        "custom": sig("ref", json!({"urn": urn, "id": "thing-1"})),
+        "component": sig("ref", json!({"urn": urn})),
+        "nested": [sig("secret", json!({"value": "n"}))],
+    });
+    let r = p
+        .client
+        .invoke(InvokeRequest { tok: "echo:index:echo".into(), args: Some(to_struct(args)), preview: false })
+        .await
+        .unwrap()
+        .into_inner();
+    let expected = json!({ "secret": {"password": "hunter2"}, "custom": "thing-1", "component": urn, "nested": ["n"] });
+    assert_eq!(from_struct(r.r#return.as_ref()), expected);
+}

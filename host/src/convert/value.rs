@@ -129,6 +129,12 @@ impl Default for Limits {
 pub struct WireOptions {
     /// The engine accepts byte strings (`accepts_byte_string` in Handshake).
     pub byte_strings: bool,
+    /// The caller takes no secrets (a client that did not handshake and sent
+    /// `acceptSecrets: false` to Configure): a secret is sent as its value.
+    pub plain_secrets: bool,
+    /// The caller takes no resource references (as above, `acceptResources`):
+    /// a reference is sent as its ID, or its URN if it has none.
+    pub plain_references: bool,
 }
 
 /// A property map with no properties.
@@ -679,8 +685,15 @@ fn build(nodes: Vec<Node>, opts: WireOptions) -> WireValue {
                 let hash = a.hash.map(|h| ("hash", string(h)));
                 special(sig::ARCHIVE, hash.into_iter().chain(source))
             }
+            Node::Secret(c) if opts.plain_secrets => take(&mut done, c),
             Node::Secret(c) => special(sig::SECRET, [("value", take(&mut done, c))]),
             Node::Unknown(k) => string(sentinel(k)),
+            // As Pulumi's own SDKs send a reference to a caller that takes none.
+            Node::ResourceReference(r) if opts.plain_references => match r.id {
+                Some(ReferenceId::Known(id)) if !id.is_empty() && unknown_kind(&id).is_none() => string(id),
+                Some(_) => string(sig::UNKNOWN_STRING.to_owned()),
+                None => string(r.urn),
+            },
             Node::ResourceReference(r) => {
                 // The engine reads an empty ID or an unknown sentinel as an
                 // unknown ID; a guest's "known" one is sent as what it will be read as.

@@ -164,7 +164,8 @@ fn flatten(t: Tree, nodes: &mut Vec<Node>) -> u32 {
 /// engine, or this host in a later call, gets the same value again.
 fn stable_on_the_wire(sent: &WireValue) {
     let wit = value_to_wit(sent).expect("what the host sends must read back");
-    let again = wit_to_value(&wit, WireOptions { byte_strings: true }, Limits::default()).expect("and convert again");
+    let again = wit_to_value(&wit, WireOptions { byte_strings: true, ..WireOptions::default() }, Limits::default())
+        .expect("and convert again");
     assert_eq!(again.encode_to_vec(), sent.encode_to_vec(), "not stable: {sent:?} -> {again:?}");
 }
 
@@ -215,7 +216,7 @@ proptest! {
     #[test]
     fn any_guest_node_list_is_a_value_or_an_error(nodes in nodes(), byte_strings in any::<bool>()) {
         let v = Value { nodes };
-        let opts = WireOptions { byte_strings };
+        let opts = WireOptions { byte_strings, ..WireOptions::default() };
         let borrowed = wit_to_value(&v, opts, Limits::default());
         if let Ok(sent) = &borrowed {
             stable_on_the_wire(sent);
@@ -235,7 +236,7 @@ proptest! {
         let mut nodes = Vec::new();
         flatten(t, &mut nodes);
         let v = Value { nodes };
-        if let Ok(sent) = wit_to_value(&v, WireOptions { byte_strings }, Limits::default()) {
+        if let Ok(sent) = wit_to_value(&v, WireOptions { byte_strings, ..WireOptions::default() }, Limits::default()) {
             stable_on_the_wire(&sent);
         }
     }
@@ -243,7 +244,7 @@ proptest! {
     #[test]
     fn any_wire_value_is_a_value_or_an_error(v in wire_value()) {
         let Ok(wit) = value_to_wit(&v) else { return Ok(()) };
-        let sent = wit_to_value(&wit, WireOptions { byte_strings: true }, Limits::default())
+        let sent = wit_to_value(&wit, WireOptions { byte_strings: true, ..WireOptions::default() }, Limits::default())
             .expect("a value the host read from the wire converts back");
         stable_on_the_wire(&sent);
         // Plain values come back exactly as they came (an absent kind reads as null).
@@ -254,7 +255,7 @@ proptest! {
         }
         // The owning conversion reads the same nodes.
         let owned = value_into_wit(v).expect("the owning conversion agrees");
-        let owned = wit_to_value(&owned, WireOptions { byte_strings: true }, Limits::default()).unwrap();
+        let owned = wit_to_value(&owned, WireOptions { byte_strings: true, ..WireOptions::default() }, Limits::default()).unwrap();
         prop_assert_eq!(owned.encode_to_vec(), sent.encode_to_vec());
     }
 }

@@ -39,7 +39,7 @@ const HASH: &str = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852
 const URN: &str = "urn:pulumi:dev::proj::pkg:mod:Res::name";
 
 fn negotiated() -> WireOptions {
-    WireOptions { byte_strings: true }
+    WireOptions { byte_strings: true, ..WireOptions::default() }
 }
 
 /// Wire -> WIT -> wire must give back the same struct, with nodes in pre-order.
@@ -171,6 +171,19 @@ fn roundtrip_resource_references() {
     let back = wit_to_value(&wit, WireOptions::default(), Limits::default()).expect("encode");
     assert_eq!(back, sp(rr, [("urn", s(URN)), ("id", s(""))]));
 
+    // To a caller that takes no references: the ID, unknown as the sentinel, or the URN.
+    let plain = WireOptions { plain_references: true, ..WireOptions::default() };
+    for (id, want) in [
+        (Some(ReferenceId::Known("i-1".into())), "i-1"),
+        (Some(ReferenceId::Unknown), sig::UNKNOWN_STRING),
+        (Some(ReferenceId::Known(String::new())), sig::UNKNOWN_STRING),
+        (None, URN),
+    ] {
+        let r = ResourceReference { urn: URN.into(), id, package_version: String::new() };
+        let sent = wit_to_value(&wv(vec![Node::ResourceReference(r)]), plain, Limits::default());
+        assert_eq!(sent.expect("encode"), s(want));
+    }
+
     // A guest's "known" ID that the engine would read as unknown is sent as
     // the unknown it is (found by the property tests: it was sent verbatim).
     for id in ["", sig::UNKNOWN_STRING, sig::UNKNOWN_OBJECT] {
@@ -182,6 +195,14 @@ fn roundtrip_resource_references() {
         let sent = wit_to_value(&wv(vec![Node::ResourceReference(r)]), WireOptions::default(), Limits::default());
         assert_eq!(sent.expect("encode"), sp(rr, [("urn", s(URN)), ("id", s(""))]), "{id:?}");
     }
+}
+
+#[test]
+fn secrets_go_plain_to_a_caller_that_takes_none() {
+    let wit = struct_to_wit(&single(sp(sig::SECRET, [("value", list(vec![sp(sig::SECRET, [("value", n(1.0))])]))])))
+        .expect("decode");
+    let plain = WireOptions { plain_secrets: true, ..WireOptions::default() };
+    assert_eq!(wit_to_struct(&wit, plain, Limits::default()).expect("encode"), single(list(vec![n(1.0)])));
 }
 
 #[test]

@@ -80,7 +80,7 @@ type Answer<T> = wasmtime::Result<Result<T, types::Error>>;
 
 /// Values the host sends: the monitor accepts every kind, byte strings aside.
 fn to_wire(v: &types::Value, what: &str) -> Result<Struct, types::Error> {
-    wit_to_struct(v, WireOptions { byte_strings: false }, Limits::default())
+    wit_to_struct(v, WireOptions::default(), Limits::default())
         .map_err(|e| types::Error::InvalidArgument(format!("{what}: {e}")))
 }
 

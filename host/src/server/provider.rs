@@ -30,6 +30,12 @@ pub struct ProviderService<B: Backend> {
     version: String,
     engine: EngineLink,
     byte_strings: AtomicBool,
+    /// Set by Handshake: the engine negotiates there, and Configure's
+    /// `acceptSecrets`/`acceptResources` are then not consulted.
+    handshaken: AtomicBool,
+    /// A caller that did not handshake said it takes no secrets / references.
+    plain_secrets: AtomicBool,
+    plain_references: AtomicBool,
     shutdown: watch::Sender<bool>,
 }
 
@@ -50,6 +56,9 @@ impl<B: Backend> ProviderService<B> {
             version: version.to_string(),
             engine,
             byte_strings: AtomicBool::new(false),
+            handshaken: AtomicBool::new(false),
+            plain_secrets: AtomicBool::new(false),
+            plain_references: AtomicBool::new(false),
             shutdown: watch::Sender::new(false),
         }
     }
@@ -78,7 +87,11 @@ impl<B: Backend> ProviderService<B> {
     }
 
     fn wire(&self) -> WireOptions {
-        WireOptions { byte_strings: self.byte_strings.load(Ordering::Relaxed) }
+        WireOptions {
+            byte_strings: self.byte_strings.load(Ordering::Relaxed),
+            plain_secrets: self.plain_secrets.load(Ordering::Relaxed),
+            plain_references: self.plain_references.load(Ordering::Relaxed),
+        }
     }
 
     fn failed(&self, e: CallError, effect: Effect) -> Status {
@@ -120,6 +133,7 @@ impl<B: Backend> ResourceProvider for ProviderService<B> {
         let r = request.into_inner();
         self.engine.set_address(&r.engine_address);
         self.byte_strings.store(r.accepts_byte_string, Ordering::Relaxed);
+        self.handshaken.store(true, Ordering::Relaxed);
         Ok(Response::new(pb::ProviderHandshakeResponse {
             accept_secrets: true,
             accept_resources: true,
@@ -159,6 +173,12 @@ impl<B: Backend> ResourceProvider for ProviderService<B> {
         &self,
         request: Request<pb::ConfigureRequest>,
     ) -> Result<Response<pb::ConfigureResponse>, Status> {
+        // Without a Handshake, Configure is where the caller says what it takes.
+        if !self.handshaken.load(Ordering::Relaxed) {
+            let r = request.get_ref();
+            self.plain_secrets.store(!r.accept_secrets, Ordering::Relaxed);
+            self.plain_references.store(!r.accept_resources, Ordering::Relaxed);
+        }
         unary!(self, request, configure)
     }
 
