@@ -157,6 +157,11 @@ pub fn is_unknown_sentinel(s: &str) -> bool {
     unknown_kind(s).is_some()
 }
 
+/// A reference ID the engine reads as known: not empty, not an unknown sentinel.
+fn known_id(id: &str) -> bool {
+    !id.is_empty() && unknown_kind(id).is_none()
+}
+
 fn unknown_kind(s: &str) -> Option<UnknownKind> {
     if s.len() != sig::UNKNOWN_BOOL.len() {
         return None;
@@ -457,7 +462,7 @@ impl Decoder {
                 let urn = take_str(&mut s, W, "urn")?.ok_or_else(|| missing(W, "urn"))?;
                 let id = match take_str(&mut s, W, "id")? {
                     None => None,
-                    Some(id) if id.is_empty() || unknown_kind(&id).is_some() => Some(ReferenceId::Unknown),
+                    Some(id) if !known_id(&id) => Some(ReferenceId::Unknown),
                     Some(id) => Some(ReferenceId::Known(id)),
                 };
                 let package_version = take_str(&mut s, W, "packageVersion")?.unwrap_or_default();
@@ -690,7 +695,7 @@ fn build(nodes: Vec<Node>, opts: WireOptions) -> WireValue {
             Node::Unknown(k) => string(sentinel(k)),
             // As Pulumi's own SDKs send a reference to a caller that takes none.
             Node::ResourceReference(r) if opts.plain_references => match r.id {
-                Some(ReferenceId::Known(id)) if !id.is_empty() && unknown_kind(&id).is_none() => string(id),
+                Some(ReferenceId::Known(id)) if known_id(&id) => string(id),
                 Some(_) => string(sig::UNKNOWN_STRING.to_owned()),
                 None => string(r.urn),
             },
@@ -698,7 +703,7 @@ fn build(nodes: Vec<Node>, opts: WireOptions) -> WireValue {
                 // The engine reads an empty ID or an unknown sentinel as an
                 // unknown ID; a guest's "known" one is sent as what it will be read as.
                 let id = r.id.map(|id| match id {
-                    ReferenceId::Known(id) if !id.is_empty() && unknown_kind(&id).is_none() => ("id", string(id)),
+                    ReferenceId::Known(id) if known_id(&id) => ("id", string(id)),
                     ReferenceId::Known(_) | ReferenceId::Unknown => ("id", string("")),
                 });
                 let version = Some(r.package_version).filter(|v| !v.is_empty());
