@@ -62,9 +62,9 @@ const W: usize = 0;
 const N: usize = 1;
 const P: usize = 2;
 
-fn median(v: &[Duration]) -> Duration {
-    let mut v = v.to_vec();
-    v.sort();
+/// The middle value by `order` (the upper one of an even count).
+fn median<T: Copy>(mut v: Vec<T>, order: fn(&T, &T) -> std::cmp::Ordering) -> T {
+    v.sort_by(order);
     v[v.len() / 2]
 }
 
@@ -141,15 +141,11 @@ impl Report {
 
     /// `rounds`: calls/s of each runtime (`Runtime::ALL`'s order), round by round.
     pub fn throughput(&mut self, op: Op, concurrency: usize, rounds: &[[f64; 3]]) {
-        let median = |of: &dyn Fn(&[f64; 3]) -> f64| {
-            let mut v: Vec<f64> = rounds.iter().map(of).collect();
-            v.sort_by(f64::total_cmp);
-            v[v.len() / 2]
-        };
+        let over_rounds = |of: &dyn Fn(&[f64; 3]) -> f64| median(rounds.iter().map(of).collect(), f64::total_cmp);
         let rates = Rates {
-            median: [W, N, P].map(|i| median(&|r| r[i])),
-            wasm_native: median(&|r| r[W] / r[N]),
-            wasm_python: median(&|r| r[W] / r[P]),
+            median: [W, N, P].map(|i| over_rounds(&|r| r[i])),
+            wasm_native: over_rounds(&|r| r[W] / r[N]),
+            wasm_python: over_rounds(&|r| r[W] / r[P]),
         };
         self.throughput.push((op, concurrency, rates));
     }
@@ -172,11 +168,15 @@ impl Report {
     }
 
     fn start(&self, label: &str) -> Duration {
-        self.startup.iter().find(|(l, _)| *l == label).map(|(_, v)| median(v)).unwrap_or_default()
+        self.startup
+            .iter()
+            .find(|(l, _)| *l == label)
+            .map(|(_, v)| median(v.clone(), Duration::cmp))
+            .unwrap_or_default()
     }
 
     fn ready(&self, label: &str) -> Duration {
-        self.ready.iter().find(|(l, _)| *l == label).map(|(_, v)| median(v)).unwrap_or_default()
+        self.ready.iter().find(|(l, _)| *l == label).map(|(_, v)| median(v.clone(), Duration::cmp)).unwrap_or_default()
     }
 
     pub fn markdown(&self) -> String {
