@@ -15,7 +15,8 @@ pub(crate) fn encode_map(m: &PropertyMap) -> w::Value {
 // Not inlined: every export uses it, and one copy keeps components small.
 #[inline(never)]
 pub(crate) fn encode_map_owned(m: PropertyMap) -> w::Value {
-    let mut enc = Encoder { nodes: Vec::new() };
+    // Exact for a flat map (the usual result); nested values grow it.
+    let mut enc = Encoder { nodes: Vec::with_capacity(1 + m.len()) };
     enc.push_object(m);
     w::Value { nodes: enc.nodes }
 }

@@ -64,7 +64,7 @@ fn object(input: &DeriveInput, ty: &TypeAttrs, fields: &FieldsNamed) -> Result<T
             if a.name.is_some() || a.secret || a.replace || a.default.is_some() || a.min.is_some() || a.max.is_some() {
                 return Err(Error::new_spanned(ident, "`flatten` takes no other attributes"));
             }
-            props.push(quote!(out.extend(<#fty as #sdk::Object>::properties());));
+            props.push(quote!(out.extend_from_slice(<#fty as #sdk::Object>::properties());));
             decode.push(quote!(let #var = <#fty as #sdk::Object>::decode_fields(m, cx);));
             encode.push(quote!(<#fty as #sdk::Object>::encode_fields(&self.#ident, out);));
             continue;
@@ -117,11 +117,15 @@ fn object(input: &DeriveInput, ty: &TypeAttrs, fields: &FieldsNamed) -> Result<T
             const NAME: &'static str = #name;
             const TOKEN: ::core::option::Option<&'static str> = #tok;
             const DESCRIPTION: &'static str = #doc;
-            #[allow(unused_mut)]
-            fn properties() -> ::std::vec::Vec<#sdk::Property> {
-                let mut out = ::std::vec::Vec::new();
-                #(#props)*
-                out
+            fn properties() -> &'static [#sdk::Property] {
+                static PROPERTIES: ::std::sync::OnceLock<::std::vec::Vec<#sdk::Property>> =
+                    ::std::sync::OnceLock::new();
+                PROPERTIES.get_or_init(|| {
+                    #[allow(unused_mut)]
+                    let mut out = ::std::vec::Vec::new();
+                    #(#props)*
+                    out
+                })
             }
             #[allow(unused_variables)]
             fn decode_fields(m: &#sdk::PropertyMap, cx: &mut #sdk::Decoder) -> ::core::option::Option<Self> {

@@ -95,7 +95,7 @@ fn preview<R: Resource>(
     let partial = Partial::new(decoded, raw);
     Ok(match r.preview(ctx, olds, &partial)? {
         Some(state) => encode(&state, &partial.decoded),
-        None => preview_state(partial.raw(), &R::Inputs::properties(), &R::State::properties()),
+        None => preview_state(partial.raw(), R::Inputs::properties(), R::State::properties()),
     })
 }
 
@@ -108,7 +108,7 @@ fn import<R: Resource>(r: &R, ctx: &Context, id: String) -> Result<ReadResponse>
     };
     let mut properties = state.to_map();
     normalize::<R::State>(&mut properties);
-    let inputs = only(&properties, &R::Inputs::properties());
+    let inputs = only(&properties, R::Inputs::properties());
     Ok(ReadResponse { id, properties, inputs, refresh_before_update: false })
 }
 
@@ -118,7 +118,7 @@ pub(crate) fn only(m: &PropertyMap, props: &[Property]) -> PropertyMap {
 
 impl<R: Resource> AnyResource for R {
     fn schema(&self, types: &mut Types) -> Json {
-        schema::resource(R::State::DESCRIPTION, &R::Inputs::properties(), &R::State::properties(), types)
+        schema::resource(R::State::DESCRIPTION, R::Inputs::properties(), R::State::properties(), types)
     }
 
     fn check(&self, ctx: &Context, req: CheckRequest) -> Result<CheckResponse> {
@@ -151,7 +151,7 @@ impl<R: Resource> AnyResource for R {
             return Ok(ReadResponse::default());
         };
         let properties = encode(&state, &decoded);
-        let inputs = only(&properties, &R::Inputs::properties());
+        let inputs = only(&properties, R::Inputs::properties());
         Ok(ReadResponse { id, properties, inputs, refresh_before_update: false })
     }
 
@@ -178,7 +178,7 @@ impl<R: Resource> AnyResource for R {
 
 impl<F: Function> AnyFunction for F {
     fn schema(&self, types: &mut Types) -> Json {
-        schema::function(F::Args::DESCRIPTION, &F::Args::properties(), &F::Output::properties(), types)
+        schema::function(F::Args::DESCRIPTION, F::Args::properties(), F::Output::properties(), types)
     }
 
     /// Bad arguments are failures in the response, not errors; unknown ones too.

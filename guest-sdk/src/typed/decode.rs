@@ -3,15 +3,18 @@
 //! rather than failed, and secret paths are remembered so that outputs at the
 //! same paths can be marked secret again.
 
+use std::borrow::Cow;
+
 use super::types::{Object, Property, PulumiType};
 use crate::diff::path_key;
 use crate::provider::CheckFailure;
 use crate::value::{PropertyMap, Value};
 
-/// One step of a property path.
+/// One step of a property path. A declared property's key is borrowed (a
+/// path is pushed for every field of every decode; only a map's keys are copied).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Seg {
-    Key(String),
+    Key(Cow<'static, str>),
     Index(usize),
 }
 
@@ -94,12 +97,12 @@ impl Decoder {
     pub fn property<T: PulumiType>(
         &mut self,
         m: &PropertyMap,
-        key: &str,
+        key: &'static str,
         min: Option<f64>,
         max: Option<f64>,
     ) -> Option<T> {
         let v = m.get(key);
-        self.enter(Seg::Key(key.to_owned()));
+        self.enter(Seg::Key(Cow::Borrowed(key)));
         let r = if self.in_range(v, min, max) { self.value(v) } else { None };
         self.leave();
         r
@@ -126,7 +129,7 @@ impl Decoder {
     }
 
     pub fn entry<T: PulumiType>(&mut self, key: &str, v: &Value) -> Option<T> {
-        self.enter(Seg::Key(key.to_owned()));
+        self.enter(Seg::Key(Cow::Owned(key.to_owned())));
         let r = self.value(Some(v));
         self.leave();
         r
@@ -211,7 +214,7 @@ impl Decoder {
     /// The fields of `T` from `m`; keys `T` does not declare are failures when strict.
     pub fn fields<T: Object>(&mut self, m: &PropertyMap) -> Option<T> {
         if self.strict {
-            self.unknown_keys(m, &T::properties());
+            self.unknown_keys(m, T::properties());
         }
         T::decode_fields(m, self)
     }
@@ -219,7 +222,7 @@ impl Decoder {
     fn unknown_keys(&mut self, m: &PropertyMap, props: &[Property]) {
         for (k, v) in m {
             if !v.is_null() && !props.iter().any(|p| p.name == k) {
-                self.enter(Seg::Key(k.clone()));
+                self.enter(Seg::Key(Cow::Owned(k.clone())));
                 self.fail("is not a known property");
                 self.leave();
             }
@@ -260,7 +263,7 @@ impl<T> Decoded<T> {
 fn protect(secrets: &[Vec<Seg>], out: &mut PropertyMap) {
     for path in secrets {
         if let Some((Seg::Key(k), rest)) = path.split_first()
-            && let Some(v) = out.get_mut(k)
+            && let Some(v) = out.get_mut(k.as_ref())
         {
             mark(v, rest);
         }
@@ -272,7 +275,7 @@ fn mark(v: &mut Value, path: &[Seg]) {
         (_, Value::Secret(_)) => {}
         (None, v) => *v = Value::secret(std::mem::replace(v, Value::Null)),
         (Some((Seg::Key(k), rest)), Value::Object(m)) => {
-            if let Some(child) = m.get_mut(k) {
+            if let Some(child) = m.get_mut(k.as_ref()) {
                 mark(child, rest);
             }
         }

@@ -20,7 +20,7 @@ type AnyConfig = Option<Box<dyn Any>>;
 
 /// The configuration type, erased.
 struct ConfigType {
-    properties: fn() -> Vec<Property>,
+    properties: fn() -> &'static [Property],
     check: fn(PropertyMap) -> CheckResponse,
     decode: fn(&PropertyMap) -> Result<AnyConfig>,
 }
@@ -101,7 +101,7 @@ impl Builder {
         s.insert("version".into(), json!(self.version));
         s.extend(self.metadata.clone());
         if let Some(c) = &self.config {
-            let (config, provider) = schema::config(&(c.properties)(), &mut types);
+            let (config, provider) = schema::config((c.properties)(), &mut types);
             s.insert("config".into(), config);
             s.insert("provider".into(), provider);
         }

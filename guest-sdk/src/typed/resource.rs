@@ -194,7 +194,7 @@ pub fn check_inputs<R: Resource + ?Sized>(resource: &R, mut news: PropertyMap) -
 /// properties when the engine has no old inputs); a change to a
 /// `replace_on_changes` field replaces the resource, any other is an update.
 pub fn diff_inputs<R: Resource + ?Sized>(req: &DiffRequest) -> DiffResponse {
-    diff_with(req, &R::Inputs::properties())
+    diff_with(req, R::Inputs::properties())
 }
 
 fn diff_with(req: &DiffRequest, props: &[Property]) -> DiffResponse {

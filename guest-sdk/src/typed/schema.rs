@@ -42,7 +42,7 @@ impl Types {
         let token = self.token(T::TOKEN, T::NAME);
         self.define(token, |types| {
             let props = T::properties();
-            let mut spec = object_spec(&props, types, false, |p| p.required_input());
+            let mut spec = object_spec(props, types, false, |p| p.required_input());
             spec.insert("type".into(), json!("object"));
             describe(&mut spec, T::DESCRIPTION);
             Json::Object(spec)

@@ -41,8 +41,9 @@ pub trait Object: PulumiType {
     /// The doc comment.
     const DESCRIPTION: &'static str;
 
-    /// Every property, flattened fields included.
-    fn properties() -> Vec<Property>;
+    /// Every property, flattened fields included. Built once: every call
+    /// decodes, normalizes and diffs against it (the derive caches it).
+    fn properties() -> &'static [Property];
     /// Decodes the fields from `m`; all of them, so every failure is reported.
     fn decode_fields(m: &PropertyMap, cx: &mut Decoder) -> Option<Self>;
     fn encode_fields(&self, out: &mut PropertyMap);
@@ -142,24 +143,25 @@ pub fn normalize<T: Object>(m: &mut PropertyMap) {
 
 // In place: a property that is present keeps its key and its slot; only
 // absent defaults are inserted (and new secrets boxed).
-fn normalize_with(m: &mut PropertyMap, props: Vec<Property>) {
+fn normalize_with(m: &mut PropertyMap, props: &[Property]) {
     let seal = |v: &mut Value, secret: bool| {
         if secret && !is_secret(v) {
             *v = Value::secret(std::mem::replace(v, Value::Null));
         }
     };
     for p in props {
-        match (m.get_mut(p.name), p.default) {
+        match (m.get_mut(p.name), &p.default) {
             (Some(v), _) if !v.is_null() => {
                 (p.normalize)(v);
                 seal(v, p.secret);
             }
             (Some(v), Some(d)) => {
-                *v = d;
+                *v = d.clone();
                 seal(v, p.secret);
             }
             (Some(_), None) => drop(m.remove(p.name)),
-            (None, Some(mut d)) => {
+            (None, Some(d)) => {
+                let mut d = d.clone();
                 seal(&mut d, p.secret);
                 m.insert(p.name.to_owned(), d);
             }
