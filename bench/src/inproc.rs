@@ -12,9 +12,10 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use pulumi_wasm_host::runtime::bindings::rp;
 use pulumi_wasm_host::runtime::{
-    ArtifactCache, Backend, CallError, LogQueue, Policy, Runtime as WasmRuntime, RuntimeConfig,
+    ArtifactCache, Backend, CallError, LogQueue, Policy, Pool, Runtime as WasmRuntime, RuntimeConfig,
 };
 use pulumi_wasm_native::NativeBackend;
+use pulumi_wasm_sdk::Provider;
 use pulumirpc as pb;
 
 use crate::report::Stats;
@@ -146,46 +147,63 @@ async fn empty_call<B: Backend>(b: &B, n: usize) -> anyhow::Result<Stats> {
 /// The fixed cost of a call: (WASM, native).
 pub struct Fixed(pub [Stats; 2]);
 
-/// Per input and call: (WASM, native) backend-call latency.
-pub async fn measure(
+/// The two providers of the tables, each as a wasm pool and natively, their
+/// logs drained alike (no engine here).
+/// (`R` and `E`: the SDK's unnamed provider types of the two.)
+pub struct Backends<R, E> {
+    pub wasm_random: Arc<Pool>,
+    pub wasm_echo: Arc<Pool>,
+    pub native_random: Arc<NativeBackend<R>>,
+    pub native_echo: Arc<NativeBackend<E>>,
+}
+
+/// Loads both providers both ways.
+pub async fn load(
     guest_dir: &Path,
     cache: &Path,
-    n: fn(Input) -> usize,
-) -> anyhow::Result<(Fixed, Vec<(Input, Op, [Stats; 2])>)> {
+) -> anyhow::Result<Backends<impl Provider + use<>, impl Provider + use<>>> {
     let runtime =
         WasmRuntime::new(RuntimeConfig { cache: Some(ArtifactCache::new(cache)), ..RuntimeConfig::default() })?;
-    // Every backend's logs go to a channel drained alike (no engine here).
     let drained = || {
         let (logs, mut rx) = tokio::sync::mpsc::channel(1024);
         tokio::spawn(async move { while rx.recv().await.is_some() {} });
         logs
     };
-    let mut pools = Vec::new();
-    for file in ["random_provider.wasm", "echo_provider.wasm"] {
+    let pool = async |file: &str| -> anyhow::Result<Arc<Pool>> {
         let wasm: Arc<[u8]> = std::fs::read(guest_dir.join(file)).with_context(|| file.to_owned())?.into();
-        pools.push(runtime.load(wasm, drained(), &Policy::default()).await?.pool);
-    }
+        Ok(runtime.load(wasm, drained(), &Policy::default()).await?.pool)
+    };
+    let (wasm_random, wasm_echo) = (pool("random_provider.wasm").await?, pool("echo_provider.wasm").await?);
     let native_random = NativeBackend::new(random_provider::__pulumi_wasm_provider).with_logs(LogQueue::new(drained()));
     let native_echo = NativeBackend::new(echo_provider::__pulumi_wasm_provider).with_logs(LogQueue::new(drained()));
+    Ok(Backends { wasm_random, wasm_echo, native_random: Arc::new(native_random), native_echo: Arc::new(native_echo) })
+}
+
+/// Per input and call: (WASM, native) backend-call latency.
+pub async fn measure(
+    b: &Backends<impl Provider, impl Provider>,
+    n: fn(Input) -> usize,
+) -> anyhow::Result<(Fixed, Vec<(Input, Op, [Stats; 2])>)> {
     let many = n(Input::SmallMap) * 5;
-    let fixed = Fixed([empty_call(pools[0].as_ref(), many).await?, empty_call(&native_random, many).await?]);
+    let fixed =
+        Fixed([empty_call(b.wasm_random.as_ref(), many).await?, empty_call(b.native_random.as_ref(), many).await?]);
     let mut out = Vec::new();
     for input in Input::ALL {
         let r = input.resource();
         let news = if input == Input::SmallMap { small_map() } else { input.news() };
-        let pool = &pools[if r == Resource::RandomString { 0 } else { 1 }];
+        let pool = if r == Resource::RandomString { &b.wasm_random } else { &b.wasm_echo };
         let t = token(Runtime::Wasm, r);
         let wasm_calls = prepare(pool.as_ref(), t, news.clone()).await?;
         for op in Op::ALL {
             let w = time(pool.as_ref(), &wasm_calls, op, n(input)).await?;
             let nat = match r {
                 Resource::RandomString => {
-                    let c = prepare(&native_random, t, news.clone()).await?;
-                    time(&native_random, &c, op, n(input)).await?
+                    let c = prepare(b.native_random.as_ref(), t, news.clone()).await?;
+                    time(b.native_random.as_ref(), &c, op, n(input)).await?
                 }
                 Resource::Thing => {
-                    let c = prepare(&native_echo, t, news.clone()).await?;
-                    time(&native_echo, &c, op, n(input)).await?
+                    let c = prepare(b.native_echo.as_ref(), t, news.clone()).await?;
+                    time(b.native_echo.as_ref(), &c, op, n(input)).await?
                 }
             };
             out.push((input, op, [w, nat]));
@@ -206,7 +224,8 @@ mod tests {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("bench/ has a parent").to_path_buf();
         let target = std::env::var_os("CARGO_TARGET_DIR").map(std::path::PathBuf::from).unwrap_or(root.join("target"));
         let cache = tempfile::tempdir().unwrap();
-        let (_fixed, rows) = measure(&target.join("wasm32-wasip2/guest"), cache.path(), |_| 1).await.unwrap();
+        let backends = load(&target.join("wasm32-wasip2/guest"), cache.path()).await.unwrap();
+        let (_fixed, rows) = measure(&backends, |_| 1).await.unwrap();
         assert_eq!(rows.len(), Input::ALL.len() * Op::ALL.len());
     }
 }

@@ -10,6 +10,7 @@
 //! gRPC on loopback. See BENCHMARKS.md for what is measured and how.
 
 mod engine;
+mod handlers;
 mod inproc;
 mod plugin;
 mod report;
@@ -63,7 +64,8 @@ struct Args {
     /// How many concurrent callers `--hammer` runs.
     #[arg(long, default_value_t = 8)]
     callers: usize,
-    /// Only the in-process backend table (no processes, no gRPC).
+    /// Only the in-process tables (no gRPC): the backend call alone, and
+    /// each runtime's RPC handlers.
     #[arg(long)]
     inproc: bool,
 }
@@ -135,6 +137,17 @@ impl Paths {
     }
 }
 
+/// The two in-process tables: the backend call alone, then each runtime's
+/// RPC handlers.
+async fn in_process(report: &mut Report, paths: &Paths, cache: &Path, plan: &Plan) -> anyhow::Result<()> {
+    let backends = inproc::load(&paths.guest, cache).await?;
+    progress("the backend call alone, in-process");
+    report.inproc(inproc::measure(&backends, plan.latency).await?);
+    progress("the RPC handlers without the transport, in-process");
+    report.handlers(handlers::measure(&backends, &paths.python, &paths.root, plan.latency).await?);
+    Ok(())
+}
+
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let plan = if args.quick { QUICK } else { FULL };
@@ -150,7 +163,7 @@ fn main() -> anyhow::Result<()> {
         rt.block_on(async {
             let mut report = Report::new(args.quick);
             let cache = tempfile::tempdir()?;
-            report.inproc(inproc::measure(&paths.guest, cache.path(), plan.latency).await?);
+            in_process(&mut report, &paths, cache.path(), &plan).await?;
             Ok::<_, anyhow::Error>(report)
         })?
     } else {
@@ -317,8 +330,7 @@ async fn run(plan: &Plan, paths: &Paths, quick: bool) -> anyhow::Result<Report> 
         }
     }
 
-    progress("the backend call alone, in-process");
-    report.inproc(inproc::measure(&paths.guest, &warm_cache, plan.latency).await?);
+    in_process(&mut report, paths, &warm_cache, plan).await?;
 
     for op in [Op::Check, Op::Create] {
         let mut calls = Vec::new();

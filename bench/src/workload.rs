@@ -9,6 +9,7 @@ use pulumirpc::resource_provider_client::ResourceProviderClient;
 use pulumirpc::*;
 use sha2::{Digest, Sha256};
 use tonic::transport::Channel;
+use tonic::{Response, Status};
 
 /// The special-value signature key and the asset signature (Pulumi's).
 const SIG_KEY: &str = "4dabf18193072939515e22adb298388d";
@@ -53,7 +54,7 @@ pub fn token(rt: Runtime, r: Resource) -> &'static str {
 }
 
 /// One kind of input of the latency table.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Input {
     SmallMap,
     HundredProps,
@@ -142,7 +143,7 @@ pub fn asset_1m() -> Struct {
     obj([("name", s("blob")), ("content", v(Kind::StructValue(asset)))])
 }
 
-fn hex(bytes: &[u8]) -> String {
+pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
@@ -162,7 +163,7 @@ pub struct Calls {
 }
 
 /// The resource calls of the tables, in order.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Op {
     Check,
     Diff,
@@ -197,16 +198,43 @@ pub fn check_request(token: &str, name: &str, news: Struct) -> CheckRequest {
     }
 }
 
+/// What answers the benchmark's calls: a provider over gRPC, or (for the
+/// handler table) a provider's RPC handlers called in this process.
+pub trait Rpc {
+    async fn plugin_info(&mut self) -> Result<(), Status>;
+    async fn check(&mut self, r: CheckRequest) -> Result<CheckResponse, Status>;
+    async fn diff(&mut self, r: DiffRequest) -> Result<DiffResponse, Status>;
+    async fn create(&mut self, r: CreateRequest) -> Result<CreateResponse, Status>;
+    async fn update(&mut self, r: UpdateRequest) -> Result<UpdateResponse, Status>;
+    async fn delete(&mut self, r: DeleteRequest) -> Result<(), Status>;
+}
+
+impl Rpc for ResourceProviderClient<Channel> {
+    async fn plugin_info(&mut self) -> Result<(), Status> {
+        ResourceProviderClient::get_plugin_info(self, ()).await.map(drop)
+    }
+    async fn check(&mut self, r: CheckRequest) -> Result<CheckResponse, Status> {
+        ResourceProviderClient::check(self, r).await.map(Response::into_inner)
+    }
+    async fn diff(&mut self, r: DiffRequest) -> Result<DiffResponse, Status> {
+        ResourceProviderClient::diff(self, r).await.map(Response::into_inner)
+    }
+    async fn create(&mut self, r: CreateRequest) -> Result<CreateResponse, Status> {
+        ResourceProviderClient::create(self, r).await.map(Response::into_inner)
+    }
+    async fn update(&mut self, r: UpdateRequest) -> Result<UpdateResponse, Status> {
+        ResourceProviderClient::update(self, r).await.map(Response::into_inner)
+    }
+    async fn delete(&mut self, r: DeleteRequest) -> Result<(), Status> {
+        ResourceProviderClient::delete(self, r).await.map(drop)
+    }
+}
+
 /// Runs Check and Create once to get the inputs and the state, then builds
 /// every call from them. Fails if Check reports failures.
-pub async fn prepare(
-    client: &mut ResourceProviderClient<Channel>,
-    token: &str,
-    name: &str,
-    news: Struct,
-) -> anyhow::Result<Calls> {
+pub async fn prepare(client: &mut impl Rpc, token: &str, name: &str, news: Struct) -> anyhow::Result<Calls> {
     let check = check_request(token, name, news);
-    let checked = client.check(check.clone()).await?.into_inner();
+    let checked = client.check(check.clone()).await?;
     anyhow::ensure!(checked.failures.is_empty(), "{token}: check failed: {:?}", checked.failures);
     let inputs = checked.inputs;
     let urn = check.urn.clone();
@@ -217,7 +245,7 @@ pub async fn prepare(
         properties: inputs.clone(),
         ..Default::default()
     };
-    let created = client.create(create.clone()).await?.into_inner();
+    let created = client.create(create.clone()).await?;
     let (id, state) = (created.id, created.properties);
     Ok(Calls {
         check,
@@ -278,19 +306,19 @@ impl Calls {
 }
 
 impl Request {
-    pub async fn send(self, client: &mut ResourceProviderClient<Channel>) -> Result<(), tonic::Status> {
+    pub async fn send(self, client: &mut impl Rpc) -> Result<(), Status> {
         match self {
-            Request::PluginInfo => drop(client.get_plugin_info(()).await?),
+            Request::PluginInfo => client.plugin_info().await?,
             Request::Check(r) => {
-                let out = client.check(r).await?.into_inner();
+                let out = client.check(r).await?;
                 if !out.failures.is_empty() {
-                    return Err(tonic::Status::internal(format!("check failures: {:?}", out.failures)));
+                    return Err(Status::internal(format!("check failures: {:?}", out.failures)));
                 }
             }
             Request::Diff(r) => drop(client.diff(r).await?),
             Request::Create(r) => drop(client.create(r).await?),
             Request::Update(r) => drop(client.update(r).await?),
-            Request::Delete(r) => drop(client.delete(r).await?),
+            Request::Delete(r) => client.delete(r).await?,
         }
         Ok(())
     }
