@@ -7,7 +7,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use pulumi_wasm_sdk::typed::*;
 
-use crate::rng::{OsRng, Rng};
+use crate::rng::{Rng, SecureRng};
 
 pub const MAX_BYTES: u32 = 1024;
 
@@ -95,7 +95,7 @@ impl Resource for RandomId {
     /// The ID is `b64Url`.
     fn create(&self, ctx: &Context, args: IdArgs) -> Result<(String, IdState)> {
         ctx.log().info(&format!("generated a random id of {} bytes", args.byte_length));
-        let state = generate(args, &mut OsRng)?;
+        let state = generate(args, &mut SecureRng::new()?)?;
         Ok((state.b64_url.clone(), state))
     }
 

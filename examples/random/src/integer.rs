@@ -8,7 +8,7 @@
 
 use pulumi_wasm_sdk::typed::*;
 
-use crate::rng::{OsRng, Rng, SplitMix64, below};
+use crate::rng::{Rng, SecureRng, SplitMix64, below};
 
 /// Numbers are doubles on the wire: stay where every integer is exact.
 const MAX_SAFE: i64 = (1 << 53) - 1;
@@ -51,7 +51,7 @@ impl Function for RandomInteger {
     fn invoke(&self, _ctx: &Context, args: IntegerArgs) -> Result<IntegerResult> {
         let result = match &args.seed {
             Some(seed) => between(&mut SplitMix64::from_seed(seed), args.min, args.max)?,
-            None => between(&mut OsRng, args.min, args.max)?,
+            None => between(&mut SecureRng::new()?, args.min, args.max)?,
         };
         Ok(IntegerResult { result })
     }

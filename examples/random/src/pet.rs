@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use pulumi_wasm_sdk::typed::*;
 
-use crate::rng::{OsRng, Rng, choose};
+use crate::rng::{Rng, SecureRng, choose};
 
 pub const MAX_WORDS: u32 = 64;
 
@@ -71,7 +71,7 @@ impl Resource for RandomPet {
     type State = Pet;
 
     fn create(&self, ctx: &Context, pet: Pet) -> Result<(String, Pet)> {
-        let id = pet.generate(&mut OsRng)?;
+        let id = pet.generate(&mut SecureRng::new()?)?;
         ctx.log().info(&format!("generated the pet name {id}"));
         Ok((id, pet))
     }

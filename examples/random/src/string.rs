@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use pulumi_wasm_sdk::typed::*;
 
-use crate::rng::{OsRng, Rng, choose, shuffle};
+use crate::rng::{Rng, SecureRng, choose, shuffle};
 
 pub const MAX_LENGTH: u32 = 1024;
 
@@ -147,7 +147,7 @@ impl Resource for RandomString {
 
     /// The ID is the result.
     fn create(&self, ctx: &Context, args: StringArgs) -> Result<(String, StringState)> {
-        let result = args.generate(&mut OsRng)?;
+        let result = args.generate(&mut SecureRng::new()?)?;
         ctx.log().info(&format!("generated a random string of {} characters", args.length));
         Ok((result.clone(), StringState { args, result }))
     }
@@ -171,7 +171,7 @@ impl Resource for RandomPassword {
 
     /// The ID is `none`, as in pulumi-random: never the secret.
     fn create(&self, ctx: &Context, args: StringArgs) -> Result<(String, PasswordState)> {
-        let result = args.generate(&mut OsRng)?;
+        let result = args.generate(&mut SecureRng::new()?)?;
         ctx.log().info(&format!("generated a random password of {} characters", args.length));
         Ok(("none".to_owned(), PasswordState { args, result }))
     }
