@@ -228,38 +228,9 @@ impl Report {
         }
         if !self.handlers.is_empty() {
             o.push_str("### The whole call without the transport: each runtime's RPC handlers, in-process (µs)\n\n");
-            let rows: Vec<Vec<String>> = self
-                .handlers
-                .iter()
-                .map(|(input, op, s)| {
-                    vec![
-                        format!("{} {}", op.label(), input.label()),
-                        us(s[W].p50),
-                        us(s[W].p99),
-                        us(s[N].p50),
-                        us(s[N].p99),
-                        us(s[P].p50),
-                        us(s[P].p99),
-                        ratio(dr(s[W].p50, s[N].p50), 1.0),
-                        ratio(dr(s[P].p50, s[W].p50), 1.0),
-                    ]
-                })
-                .collect();
-            table(
-                &mut o,
-                &[
-                    "call, input",
-                    "WASM p50",
-                    "WASM p99",
-                    "native p50",
-                    "native p99",
-                    "Python p50",
-                    "Python p99",
-                    "WASM/native p50",
-                    "Python/WASM p50",
-                ],
-                &rows,
-            );
+            let calls =
+                self.handlers.iter().map(|(input, op, s)| (format!("{} {}", op.label(), input.label()), &s[..]));
+            three_way(&mut o, calls);
         }
         if self.startup.is_empty() {
             return o;
@@ -290,41 +261,9 @@ impl Report {
         );
 
         o.push_str("### Latency per call over gRPC (µs)\n\n");
-        let floor = self.round_trip.iter().map(|s| ("GetPluginInfo (the round trip alone)".to_owned(), s));
-        let calls = self.latency.iter().map(|(input, op, s)| (format!("{} {}", op.label(), input.label()), s));
-        let rows: Vec<Vec<String>> = floor
-            .chain(calls)
-            .map(|(label, s)| {
-                vec![
-                    label,
-                    us(s[W].p50),
-                    us(s[W].p99),
-                    us(s[N].p50),
-                    us(s[N].p99),
-                    us(s[P].p50),
-                    us(s[P].p99),
-                    ratio(dr(s[W].p50, s[N].p50), 1.0),
-                    ratio(dr(s[W].p99, s[N].p99), 1.0),
-                    ratio(dr(s[P].p50, s[W].p50), 1.0),
-                ]
-            })
-            .collect();
-        table(
-            &mut o,
-            &[
-                "call, input",
-                "WASM p50",
-                "WASM p99",
-                "native p50",
-                "native p99",
-                "Python p50",
-                "Python p99",
-                "WASM/native p50",
-                "WASM/native p99",
-                "Python/WASM p50",
-            ],
-            &rows,
-        );
+        let floor = self.round_trip.iter().map(|s| ("GetPluginInfo (the round trip alone)".to_owned(), &s[..]));
+        let calls = self.latency.iter().map(|(input, op, s)| (format!("{} {}", op.label(), input.label()), &s[..]));
+        three_way(&mut o, floor.chain(calls));
 
         o.push_str("### Throughput, small map, calls/s\n\n");
         let rows: Vec<Vec<String>> = self
@@ -503,6 +442,40 @@ impl Report {
         }
         rows
     }
+}
+
+/// Latency per call of the three runtimes (WASM, native, Python), with the
+/// ratios the targets read.
+fn three_way<'a>(o: &mut String, calls: impl Iterator<Item = (String, &'a [Stats])>) {
+    let rows: Vec<Vec<String>> = calls
+        .map(|(label, s)| {
+            vec![
+                label,
+                us(s[W].p50),
+                us(s[W].p99),
+                us(s[N].p50),
+                us(s[N].p99),
+                us(s[P].p50),
+                us(s[P].p99),
+                ratio(dr(s[W].p50, s[N].p50), 1.0),
+                ratio(dr(s[W].p99, s[N].p99), 1.0),
+                ratio(dr(s[P].p50, s[W].p50), 1.0),
+            ]
+        })
+        .collect();
+    let head = [
+        "call, input",
+        "WASM p50",
+        "WASM p99",
+        "native p50",
+        "native p99",
+        "Python p50",
+        "Python p99",
+        "WASM/native p50",
+        "WASM/native p99",
+        "Python/WASM p50",
+    ];
+    table(o, &head, &rows);
 }
 
 /// The machine, for the record.
