@@ -138,7 +138,7 @@ fn pick(replace: bool, plain: DiffKind, replacing: DiffKind) -> DiffKind {
 /// Equal, ignoring secret wrappers and null properties (absent ones); an
 /// unknown never equals anything. Assets and archives that both carry a
 /// hash are equal when the hashes are, whatever their sources say, as in the
-/// engine (which never compares their contents); without hashes, by value.
+/// engine (whose `Equals` compares hashes only); without both, by value.
 pub fn same(a: &Value, b: &Value) -> bool {
     match (a.plain(), b.plain()) {
         (a, b) if unknown(a) || unknown(b) => false,
