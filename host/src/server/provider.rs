@@ -22,7 +22,7 @@ use super::status::{self, Effect};
 use crate::convert::requests::IntoWire;
 use crate::convert::value::WireOptions;
 use crate::runtime::bindings::rp;
-use crate::runtime::{Backend, CallError, LoadedProvider, Pool};
+use crate::runtime::{Backend, CallResult, LoadedProvider, Pool};
 
 /// The gRPC service of one provider, whatever runs it.
 pub struct ProviderService<B: Backend> {
@@ -94,8 +94,11 @@ impl<B: Backend> ProviderService<B> {
         }
     }
 
-    fn failed(&self, e: CallError, effect: Effect) -> Status {
-        status::call(e, self.wire(), effect)
+    /// A backend's answer on the wire: a failed call as its status, a
+    /// result as its message (one the guest got wrong is the provider's fault).
+    fn answer<T: IntoWire>(&self, out: CallResult<T>, effect: Effect) -> Result<T::Wire, Status> {
+        let out = out.map_err(|e| status::call(e, self.wire(), effect))?;
+        out.into_wire(self.wire()).map_err(|e| status::bad_response(e, effect))
     }
 }
 
@@ -117,8 +120,7 @@ macro_rules! unary {
         let wire_req = $request.into_inner();
         let timeout = ($timeout)(&wire_req);
         let wit_req = TryFrom::try_from(wire_req).map_err(status::bad_request)?;
-        let out = $self.backend.$method(timeout, wit_req).await.map_err(|e| $self.failed(e, $effect))?;
-        Ok(Response::new(out.into_wire($self.wire()).map_err(|e| status::bad_response(e, $effect))?))
+        Ok(Response::new($self.answer($self.backend.$method(timeout, wit_req).await, $effect)?))
     }};
 }
 
@@ -233,8 +235,7 @@ impl<B: Backend> ResourceProvider for ProviderService<B> {
 
     async fn list(&self, request: Request<pb::ListRequest>) -> Result<Response<Self::ListStream>, Status> {
         let wit_req = rp::ListRequest::try_from(request.into_inner()).map_err(status::bad_request)?;
-        let out = self.backend.list(None, wit_req).await.map_err(|e| self.failed(e, Effect::Reads))?;
-        let messages = out.into_wire(self.wire()).map_err(|e| status::bad_response(e, Effect::Reads))?;
+        let messages = self.answer(self.backend.list(None, wit_req).await, Effect::Reads)?;
         Ok(Response::new(Box::pin(futures::stream::iter(messages.into_iter().map(Ok)))))
     }
 
@@ -276,8 +277,7 @@ impl<B: Backend> ResourceProvider for ProviderService<B> {
         request: Request<pb::GetMappingRequest>,
     ) -> Result<Response<pb::GetMappingResponse>, Status> {
         let r = request.into_inner();
-        let out = self.backend.get_mapping(None, r.key, r.provider).await.map_err(|e| self.failed(e, Effect::Reads))?;
-        Ok(Response::new(out.into_wire(self.wire()).map_err(|e| status::bad_response(e, Effect::Reads))?))
+        Ok(Response::new(self.answer(self.backend.get_mapping(None, r.key, r.provider).await, Effect::Reads)?))
     }
 
     async fn get_mappings(
@@ -285,7 +285,6 @@ impl<B: Backend> ResourceProvider for ProviderService<B> {
         request: Request<pb::GetMappingsRequest>,
     ) -> Result<Response<pb::GetMappingsResponse>, Status> {
         let r = request.into_inner();
-        let out = self.backend.get_mappings(None, r.key).await.map_err(|e| self.failed(e, Effect::Reads))?;
-        Ok(Response::new(out.into_wire(self.wire()).map_err(|e| status::bad_response(e, Effect::Reads))?))
+        Ok(Response::new(self.answer(self.backend.get_mappings(None, r.key).await, Effect::Reads)?))
     }
 }
