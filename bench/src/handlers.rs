@@ -174,11 +174,10 @@ mod tests {
     /// servicer changing under it).
     #[tokio::test]
     async fn every_call_of_the_handler_table_answers() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("bench/ has a parent").to_path_buf();
-        let target = std::env::var_os("CARGO_TARGET_DIR").map(std::path::PathBuf::from).unwrap_or(root.join("target"));
+        let paths = crate::Paths::find(None).unwrap();
         let cache = tempfile::tempdir().unwrap();
-        let backends = crate::inproc::load(&target.join("wasm32-wasip2/guest"), cache.path()).await.unwrap();
-        let rows = measure(&backends, Path::new("python3"), &root, |_| 1).await.unwrap();
+        let backends = crate::inproc::load(&paths.guest, cache.path()).await.unwrap();
+        let rows = measure(&backends, &paths.python, &paths.root, |_| 1).await.unwrap();
         assert_eq!(rows.len(), Input::ALL.len() * Op::ALL.len());
     }
 }

@@ -19,8 +19,7 @@ use pulumi_wasm_sdk::Provider;
 use pulumirpc as pb;
 
 use crate::report::Stats;
-use crate::workload::{Input, Op, Resource, check_request, token, urn};
-use crate::workload::{Runtime, small_map};
+use crate::workload::{Input, Op, Resource, Runtime, check_request, token, urn};
 
 /// The five WIT requests for one resource, after a Check and a Create.
 struct WitCalls {
@@ -179,6 +178,22 @@ pub async fn load(
     Ok(Backends { wasm_random, wasm_echo, native_random: Arc::new(native_random), native_echo: Arc::new(native_echo) })
 }
 
+/// Every call of one resource: (WASM, native), each side's calls prepared once.
+async fn both(
+    wasm: &impl Backend,
+    native: &impl Backend,
+    input: Input,
+    n: usize,
+) -> anyhow::Result<Vec<(Op, [Stats; 2])>> {
+    let t = token(Runtime::Wasm, input.resource());
+    let (w, nat) = (prepare(wasm, t, input.news()).await?, prepare(native, t, input.news()).await?);
+    let mut out = Vec::new();
+    for op in Op::ALL {
+        out.push((op, [time(wasm, &w, op, n).await?, time(native, &nat, op, n).await?]));
+    }
+    Ok(out)
+}
+
 /// Per input and call: (WASM, native) backend-call latency.
 pub async fn measure(
     b: &Backends<impl Provider, impl Provider>,
@@ -189,25 +204,11 @@ pub async fn measure(
         Fixed([empty_call(b.wasm_random.as_ref(), many).await?, empty_call(b.native_random.as_ref(), many).await?]);
     let mut out = Vec::new();
     for input in Input::ALL {
-        let r = input.resource();
-        let news = if input == Input::SmallMap { small_map() } else { input.news() };
-        let pool = if r == Resource::RandomString { &b.wasm_random } else { &b.wasm_echo };
-        let t = token(Runtime::Wasm, r);
-        let wasm_calls = prepare(pool.as_ref(), t, news.clone()).await?;
-        for op in Op::ALL {
-            let w = time(pool.as_ref(), &wasm_calls, op, n(input)).await?;
-            let nat = match r {
-                Resource::RandomString => {
-                    let c = prepare(b.native_random.as_ref(), t, news.clone()).await?;
-                    time(b.native_random.as_ref(), &c, op, n(input)).await?
-                }
-                Resource::Thing => {
-                    let c = prepare(b.native_echo.as_ref(), t, news.clone()).await?;
-                    time(b.native_echo.as_ref(), &c, op, n(input)).await?
-                }
-            };
-            out.push((input, op, [w, nat]));
-        }
+        let rows = match input.resource() {
+            Resource::RandomString => both(b.wasm_random.as_ref(), b.native_random.as_ref(), input, n(input)).await?,
+            Resource::Thing => both(b.wasm_echo.as_ref(), b.native_echo.as_ref(), input, n(input)).await?,
+        };
+        out.extend(rows.into_iter().map(|(op, s)| (input, op, s)));
     }
     Ok((fixed, out))
 }
@@ -221,10 +222,9 @@ mod tests {
     /// so this is what notices a call it relies on changing under it.
     #[tokio::test]
     async fn every_call_of_the_table_answers() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("bench/ has a parent").to_path_buf();
-        let target = std::env::var_os("CARGO_TARGET_DIR").map(std::path::PathBuf::from).unwrap_or(root.join("target"));
+        let paths = crate::Paths::find(None).unwrap();
         let cache = tempfile::tempdir().unwrap();
-        let backends = load(&target.join("wasm32-wasip2/guest"), cache.path()).await.unwrap();
+        let backends = load(&paths.guest, cache.path()).await.unwrap();
         let (_fixed, rows) = measure(&backends, |_| 1).await.unwrap();
         assert_eq!(rows.len(), Input::ALL.len() * Op::ALL.len());
     }
