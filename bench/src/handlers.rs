@@ -164,20 +164,3 @@ async fn python_handlers(
     }
     Ok(out)
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Every call of the handler table answers in all three runtimes (the
-    /// bench is not run in CI; this notices a call or the Python SDK's
-    /// servicer changing under it).
-    #[tokio::test]
-    async fn every_call_of_the_handler_table_answers() {
-        let paths = crate::Paths::find(None).unwrap();
-        let cache = tempfile::tempdir().unwrap();
-        let backends = crate::inproc::load(&paths.guest, cache.path()).await.unwrap();
-        let rows = measure(&backends, &paths.python, &paths.root, |_| 1).await.unwrap();
-        assert_eq!(rows.len(), Input::ALL.len() * Op::ALL.len());
-    }
-}

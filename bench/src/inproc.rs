@@ -212,20 +212,3 @@ pub async fn measure(
     }
     Ok((fixed, out))
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Every call of the in-process table answers, in both backends, with the
-    /// components `scripts/build-examples` made: the bench is not run in CI,
-    /// so this is what notices a call it relies on changing under it.
-    #[tokio::test]
-    async fn every_call_of_the_table_answers() {
-        let paths = crate::Paths::find(None).unwrap();
-        let cache = tempfile::tempdir().unwrap();
-        let backends = load(&paths.guest, cache.path()).await.unwrap();
-        let (_fixed, rows) = measure(&backends, |_| 1).await.unwrap();
-        assert_eq!(rows.len(), Input::ALL.len() * Op::ALL.len());
-    }
-}

@@ -710,3 +710,24 @@ async fn lifecycle(
     let delete = phase(2).await?;
     Ok(Lifecycle { create, update, delete })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every call of both in-process tables answers: the backend call in WASM
+    /// and natively, and the handlers of all three runtimes, with the
+    /// components `scripts/build-examples` made. The bench is not run in CI,
+    /// so this is what notices a call it relies on, or the Python SDK's
+    /// servicer, changing under it.
+    #[tokio::test]
+    async fn every_call_of_the_in_process_tables_answers() {
+        let paths = Paths::find(None).unwrap();
+        let cache = tempfile::tempdir().unwrap();
+        let backends = inproc::load(&paths.guest, cache.path()).await.unwrap();
+        let (_fixed, rows) = inproc::measure(&backends, |_| 1).await.unwrap();
+        assert_eq!(rows.len(), Input::ALL.len() * Op::ALL.len());
+        let rows = handlers::measure(&backends, &paths.python, &paths.root, |_| 1).await.unwrap();
+        assert_eq!(rows.len(), Input::ALL.len() * Op::ALL.len());
+    }
+}
