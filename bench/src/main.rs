@@ -9,6 +9,7 @@
 //! Every provider is started as the engine starts a plugin and driven over
 //! gRPC on loopback. See BENCHMARKS.md for what is measured and how.
 
+mod abi;
 mod engine;
 mod handlers;
 mod inproc;
@@ -137,14 +138,17 @@ impl Paths {
     }
 }
 
-/// The two in-process tables: the backend call alone, then each runtime's
-/// RPC handlers.
+/// The in-process tables: the backend call alone, each runtime's RPC
+/// handlers, and the value encoding alone.
 async fn in_process(report: &mut Report, paths: &Paths, cache: &Path, plan: &Plan) -> anyhow::Result<()> {
     let backends = inproc::load(&paths.guest, cache).await?;
     progress("the backend call alone, in-process");
     report.inproc(inproc::measure(&backends, plan.latency).await?);
     progress("the RPC handlers without the transport, in-process");
     report.handlers(handlers::measure(&backends, &paths.python, &paths.root, plan.latency).await?);
+    progress("the value encoding alone, in-process");
+    let mut guest = abi::Guest::load(&paths.guest).await?;
+    report.abi(abi::measure(&mut guest, (plan.latency)(Input::HundredProps)).await?);
     Ok(())
 }
 
@@ -729,5 +733,15 @@ mod tests {
         assert_eq!(rows.len(), Input::ALL.len() * Op::ALL.len());
         let rows = handlers::measure(&backends, &paths.python, &paths.root, |_| 1).await.unwrap();
         assert_eq!(rows.len(), Input::ALL.len() * Op::ALL.len());
+    }
+
+    /// The encoding table's guest echoes both inputs in both encodings
+    /// unchanged (`abi::measure` checks each round trip).
+    #[tokio::test]
+    async fn both_encodings_round_trip_through_the_guest() {
+        let paths = Paths::find(None).unwrap();
+        let mut guest = abi::Guest::load(&paths.guest).await.unwrap();
+        let rows = abi::measure(&mut guest, 1).await.unwrap();
+        assert_eq!(rows.len(), 2);
     }
 }

@@ -48,6 +48,8 @@ pub struct Report {
     fixed: Option<crate::inproc::Fixed>,
     /// Each runtime's RPC handlers called in-process: (WASM, native, Python).
     handlers: Vec<(Input, Op, [Stats; 3])>,
+    /// The value encoding alone, through the `bench/abi` guest.
+    abi: Vec<crate::abi::Row>,
 }
 
 /// One throughput figure: each runtime's median over the rounds, and the
@@ -121,6 +123,7 @@ impl Report {
             engine_logs: 0,
             inproc: vec![],
             handlers: vec![],
+            abi: vec![],
             fixed: None,
         }
     }
@@ -168,6 +171,10 @@ impl Report {
 
     pub fn handlers(&mut self, rows: Vec<(Input, Op, [Stats; 3])>) {
         self.handlers = rows;
+    }
+
+    pub fn abi(&mut self, rows: Vec<crate::abi::Row>) {
+        self.abi = rows;
     }
 
     pub fn engine_logs(&mut self, n: u64) {
@@ -231,6 +238,30 @@ impl Report {
             let calls =
                 self.handlers.iter().map(|(input, op, s)| (format!("{} {}", op.label(), input.label()), &s[..]));
             three_way(&mut o, calls);
+        }
+        if !self.abi.is_empty() {
+            o.push_str("### The value encoding alone: a map through a guest and back, in-process (µs, p50)\n\n");
+            let mut rows = Vec::new();
+            for r in &self.abi {
+                for (name, st) in [("0.1.0 nodes", &r.nodes), ("one buffer", &r.flat)] {
+                    let total: Duration = st.iter().map(|s| s.p50).sum();
+                    let base: Duration = r.nodes.iter().map(|s| s.p50).sum();
+                    rows.push(vec![
+                        r.input.label().to_owned(),
+                        name.to_owned(),
+                        us(st[0].p50),
+                        us(st[1].p50),
+                        us(st[2].p50),
+                        us(total),
+                        ratio(dr(total, base), 1.0),
+                    ]);
+                }
+            }
+            table(
+                &mut o,
+                &["input", "encoding", "from protobuf", "the call", "back to protobuf", "sum", "sum / 0.1.0's"],
+                &rows,
+            );
         }
         if self.startup.is_empty() {
             return o;
