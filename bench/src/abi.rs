@@ -46,7 +46,9 @@ impl WasiView for State {
     }
 }
 
-/// The guest, instantiated once, as a pool's instance is reused.
+/// The guest, instantiated once, as a pool's instance is reused. The engine
+/// has wasmtime's default settings: the host's pooling allocator changes
+/// how instances are made, not what lowering and lifting cost.
 pub struct Guest {
     store: Store<State>,
     abi: Abi,
