@@ -1,223 +1,252 @@
-//! Conversion between [`Value`] and the flattened WIT `value` (see wit/README.md).
+//! Conversion between [`Value`](crate::Value) and the flattened WIT `value`
+//! (see wit/README.md).
+//!
+//! The codec is written once, as a macro over a module of `types` bindings:
+//! here over the SDK's own (wit-bindgen), and in `pulumi-wasm-native` over
+//! the host's (wasmtime's), so a provider served natively converts its values
+//! with this very code and the benchmarks' baseline differs from a component
+//! by WebAssembly alone. The two bindings are distinct Rust types of the
+//! same WIT, which is why a macro and not a generic function.
 
-use crate::value::*;
+use crate::value::PropertyMap;
 use crate::wit::pulumi::provider::types as w;
 
-/// Flattens a map into pre-order nodes: the root first, children after parents.
-/// Copies every string; the exports encode their own results with
-/// [`encode_map_owned`], which moves them.
-pub(crate) fn encode_map(m: &PropertyMap) -> w::Value {
-    encode_map_owned(m.clone())
-}
-
-/// [`encode_map`] by value: strings and byte lists move into the nodes
-/// instead of being copied once more inside the guest.
-// Not inlined: every export uses it, and one copy keeps components small.
-#[inline(never)]
-pub(crate) fn encode_map_owned(m: PropertyMap) -> w::Value {
-    // Exact for a flat map (the usual result); nested values grow it.
-    let mut enc = Encoder { nodes: Vec::with_capacity(1 + m.len()) };
-    enc.push_object(m);
-    w::Value { nodes: enc.nodes }
-}
-
-struct Encoder {
-    nodes: Vec<w::Node>,
-}
-
-impl Encoder {
-    fn reserve(&mut self) -> usize {
-        self.nodes.push(w::Node::Null);
-        self.nodes.len() - 1
-    }
-
-    fn push(&mut self, v: Value) -> u32 {
-        let v = match v {
-            Value::Object(m) => return self.push_object(m),
-            other => other,
+/// The value codec over the `types` bindings at `$types`: `decode`,
+/// `decode_map` and `encode_map_owned`. Not part of the SDK's API.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __value_codec {
+    ($types:path) => {
+        use $crate::{
+            Archive, ArchiveMember, ArchiveSource, Asset, AssetSource, Output, PropertyMap, RefId, ResourceRef,
+            UnknownKind, Value,
         };
-        let at = self.reserve();
-        let node = match v {
-            Value::Null => w::Node::Null,
-            Value::Bool(b) => w::Node::Bool(b),
-            Value::Number(n) => w::Node::Number(n),
-            Value::String(s) => w::Node::String(s),
-            Value::Bytes(b) => w::Node::Bytes(b),
-            Value::Array(a) => w::Node::Array(a.into_iter().map(|c| self.push(c)).collect()),
-            Value::Object(_) => unreachable!("handled above"),
-            Value::Asset(a) => w::Node::Asset(asset_out(a)),
-            Value::Archive(a) => w::Node::Archive(self.archive(a)),
-            Value::Secret(inner) => w::Node::Secret(self.push(*inner)),
-            Value::Unknown(k) => w::Node::Unknown(unknown_out(k)),
-            Value::ResourceRef(r) => w::Node::ResourceReference(w::ResourceReference {
-                urn: r.urn,
-                id: r.id.map(|id| match id {
-                    RefId::Known(s) => w::ReferenceId::Known(s),
-                    RefId::Unknown => w::ReferenceId::Unknown,
-                }),
-                package_version: r.package_version,
-            }),
-            Value::Output(o) => w::Node::Output(w::OutputValue {
-                value: o.value.map(|v| self.push(*v)),
-                secret: o.secret,
-                dependencies: o.dependencies,
-            }),
-        };
-        self.nodes[at] = node;
-        at as u32
-    }
+        use $types as w;
 
-    fn push_object(&mut self, m: PropertyMap) -> u32 {
-        let at = self.reserve();
-        let fields = m.into_iter().map(|(k, v)| (k, self.push(v))).collect();
-        self.nodes[at] = w::Node::Object(fields);
-        at as u32
-    }
-
-    fn archive(&mut self, a: Archive) -> w::Archive {
-        let source = a.source.map(|s| match s {
-            ArchiveSource::Path(p) => w::ArchiveSource::Path(p),
-            ArchiveSource::Uri(u) => w::ArchiveSource::Uri(u),
-            ArchiveSource::Assets(members) => w::ArchiveSource::Assets(
-                members
-                    .into_iter()
-                    .map(|(name, m)| {
-                        let at = self.reserve();
-                        self.nodes[at] = match m {
-                            ArchiveMember::Asset(a) => w::Node::Asset(asset_out(a)),
-                            ArchiveMember::Archive(a) => w::Node::Archive(self.archive(a)),
-                        };
-                        (name, at as u32)
-                    })
-                    .collect(),
-            ),
-        });
-        w::Archive { hash: a.hash, source }
-    }
-}
-
-fn asset_out(a: Asset) -> w::Asset {
-    w::Asset {
-        hash: a.hash,
-        source: a.source.map(|s| match s {
-            AssetSource::Text(t) => w::AssetSource::Text(t),
-            AssetSource::Path(p) => w::AssetSource::Path(p),
-            AssetSource::Uri(u) => w::AssetSource::Uri(u),
-        }),
-    }
-}
-
-fn unknown_out(k: UnknownKind) -> w::UnknownKind {
-    match k {
-        UnknownKind::Bool => w::UnknownKind::Bool,
-        UnknownKind::Number => w::UnknownKind::Number,
-        UnknownKind::String => w::UnknownKind::String,
-        UnknownKind::Array => w::UnknownKind::Array,
-        UnknownKind::Asset => w::UnknownKind::Asset,
-        UnknownKind::Archive => w::UnknownKind::Archive,
-        UnknownKind::Object => w::UnknownKind::Object,
-    }
-}
-
-fn unknown_in(k: w::UnknownKind) -> UnknownKind {
-    match k {
-        w::UnknownKind::Bool => UnknownKind::Bool,
-        w::UnknownKind::Number => UnknownKind::Number,
-        w::UnknownKind::String => UnknownKind::String,
-        w::UnknownKind::Array => UnknownKind::Array,
-        w::UnknownKind::Asset => UnknownKind::Asset,
-        w::UnknownKind::Archive => UnknownKind::Archive,
-        w::UnknownKind::Object => UnknownKind::Object,
-    }
-}
-
-/// Rebuilds the tree. The host validates what it sends; the checks here only
-/// keep a bad index from panicking the guest.
-#[inline(never)]
-pub(crate) fn decode(v: w::Value) -> Result<Value, String> {
-    let mut slots: Vec<Option<w::Node>> = v.nodes.into_iter().map(Some).collect();
-    if slots.is_empty() {
-        return Err("empty value".into());
-    }
-    take(&mut slots, 0, None)
-}
-
-pub(crate) fn decode_map(v: w::Value) -> Result<PropertyMap, String> {
-    match decode(v)? {
-        Value::Object(m) => Ok(m),
-        other => Err(format!("expected an object, got {}", other.kind_name())),
-    }
-}
-
-fn take(slots: &mut [Option<w::Node>], at: u32, parent: Option<u32>) -> Result<Value, String> {
-    if parent.is_some_and(|p| at <= p) {
-        return Err(format!("node {at} does not follow its parent"));
-    }
-    let node = slots
-        .get_mut(at as usize)
-        .and_then(Option::take)
-        .ok_or_else(|| format!("node {at} is missing or used twice"))?;
-    let me = Some(at);
-    Ok(match node {
-        w::Node::Null => Value::Null,
-        w::Node::Bool(b) => Value::Bool(b),
-        w::Node::Number(n) => Value::Number(n),
-        w::Node::String(s) => Value::String(s),
-        w::Node::Bytes(b) => Value::Bytes(b),
-        w::Node::Array(items) => Value::Array(items.into_iter().map(|i| take(slots, i, me)).collect::<Result<_, _>>()?),
-        w::Node::Object(fields) => {
-            Value::Object(fields.into_iter().map(|(k, i)| Ok((k, take(slots, i, me)?))).collect::<Result<_, String>>()?)
+        /// Flattens a map into pre-order nodes, the root first, children
+        /// after parents. Strings and byte lists move into the nodes.
+        // Not inlined: every export uses it, and one copy keeps components small.
+        #[inline(never)]
+        pub fn encode_map_owned(m: PropertyMap) -> w::Value {
+            // Exact for a flat map (the usual result); nested values grow it.
+            let mut enc = Encoder { nodes: Vec::with_capacity(1 + m.len()) };
+            enc.push_object(m);
+            w::Value { nodes: enc.nodes }
         }
-        w::Node::Asset(a) => Value::Asset(asset_in(a)),
-        w::Node::Archive(a) => Value::Archive(archive_in(slots, a, at)?),
-        w::Node::Secret(i) => Value::Secret(Box::new(take(slots, i, me)?)),
-        w::Node::Unknown(k) => Value::Unknown(unknown_in(k)),
-        w::Node::ResourceReference(r) => Value::ResourceRef(ResourceRef {
-            urn: r.urn,
-            id: r.id.map(|id| match id {
-                w::ReferenceId::Known(s) => RefId::Known(s),
-                w::ReferenceId::Unknown => RefId::Unknown,
-            }),
-            package_version: r.package_version,
-        }),
-        w::Node::Output(o) => Value::Output(Output {
-            value: o.value.map(|i| take(slots, i, me).map(Box::new)).transpose()?,
-            secret: o.secret,
-            dependencies: o.dependencies,
-        }),
-    })
-}
 
-fn asset_in(a: w::Asset) -> Asset {
-    Asset {
-        hash: a.hash,
-        source: a.source.map(|s| match s {
-            w::AssetSource::Text(t) => AssetSource::Text(t),
-            w::AssetSource::Path(p) => AssetSource::Path(p),
-            w::AssetSource::Uri(u) => AssetSource::Uri(u),
-        }),
-    }
-}
+        struct Encoder {
+            nodes: Vec<w::Node>,
+        }
 
-fn archive_in(slots: &mut [Option<w::Node>], a: w::Archive, at: u32) -> Result<Archive, String> {
-    let source = match a.source {
-        None => None,
-        Some(w::ArchiveSource::Path(p)) => Some(ArchiveSource::Path(p)),
-        Some(w::ArchiveSource::Uri(u)) => Some(ArchiveSource::Uri(u)),
-        Some(w::ArchiveSource::Assets(members)) => {
-            let mut out = std::collections::BTreeMap::new();
-            for (name, i) in members {
-                let member = match take(slots, i, Some(at))? {
-                    Value::Asset(a) => ArchiveMember::Asset(a),
-                    Value::Archive(a) => ArchiveMember::Archive(a),
-                    other => return Err(format!("archive member {name} is a {}", other.kind_name())),
-                };
-                out.insert(name, member);
+        impl Encoder {
+            fn reserve(&mut self) -> usize {
+                self.nodes.push(w::Node::Null);
+                self.nodes.len() - 1
             }
-            Some(ArchiveSource::Assets(out))
+
+            fn push(&mut self, v: Value) -> u32 {
+                let v = match v {
+                    Value::Object(m) => return self.push_object(m),
+                    other => other,
+                };
+                let at = self.reserve();
+                let node = match v {
+                    Value::Null => w::Node::Null,
+                    Value::Bool(b) => w::Node::Bool(b),
+                    Value::Number(n) => w::Node::Number(n),
+                    Value::String(s) => w::Node::String(s),
+                    Value::Bytes(b) => w::Node::Bytes(b),
+                    Value::Array(a) => w::Node::Array(a.into_iter().map(|c| self.push(c)).collect()),
+                    Value::Object(_) => unreachable!("handled above"),
+                    Value::Asset(a) => w::Node::Asset(asset_out(a)),
+                    Value::Archive(a) => w::Node::Archive(self.archive(a)),
+                    Value::Secret(inner) => w::Node::Secret(self.push(*inner)),
+                    Value::Unknown(k) => w::Node::Unknown(unknown_out(k)),
+                    Value::ResourceRef(r) => w::Node::ResourceReference(w::ResourceReference {
+                        urn: r.urn,
+                        id: r.id.map(|id| match id {
+                            RefId::Known(s) => w::ReferenceId::Known(s),
+                            RefId::Unknown => w::ReferenceId::Unknown,
+                        }),
+                        package_version: r.package_version,
+                    }),
+                    Value::Output(o) => w::Node::Output(w::OutputValue {
+                        value: o.value.map(|v| self.push(*v)),
+                        secret: o.secret,
+                        dependencies: o.dependencies,
+                    }),
+                };
+                self.nodes[at] = node;
+                at as u32
+            }
+
+            fn push_object(&mut self, m: PropertyMap) -> u32 {
+                let at = self.reserve();
+                let fields = m.into_iter().map(|(k, v)| (k, self.push(v))).collect();
+                self.nodes[at] = w::Node::Object(fields);
+                at as u32
+            }
+
+            fn archive(&mut self, a: Archive) -> w::Archive {
+                let source = a.source.map(|s| match s {
+                    ArchiveSource::Path(p) => w::ArchiveSource::Path(p),
+                    ArchiveSource::Uri(u) => w::ArchiveSource::Uri(u),
+                    ArchiveSource::Assets(members) => w::ArchiveSource::Assets(
+                        members
+                            .into_iter()
+                            .map(|(name, m)| {
+                                let at = self.reserve();
+                                self.nodes[at] = match m {
+                                    ArchiveMember::Asset(a) => w::Node::Asset(asset_out(a)),
+                                    ArchiveMember::Archive(a) => w::Node::Archive(self.archive(a)),
+                                };
+                                (name, at as u32)
+                            })
+                            .collect(),
+                    ),
+                });
+                w::Archive { hash: a.hash, source }
+            }
+        }
+
+        fn asset_out(a: Asset) -> w::Asset {
+            w::Asset {
+                hash: a.hash,
+                source: a.source.map(|s| match s {
+                    AssetSource::Text(t) => w::AssetSource::Text(t),
+                    AssetSource::Path(p) => w::AssetSource::Path(p),
+                    AssetSource::Uri(u) => w::AssetSource::Uri(u),
+                }),
+            }
+        }
+
+        fn unknown_out(k: UnknownKind) -> w::UnknownKind {
+            match k {
+                UnknownKind::Bool => w::UnknownKind::Bool,
+                UnknownKind::Number => w::UnknownKind::Number,
+                UnknownKind::String => w::UnknownKind::String,
+                UnknownKind::Array => w::UnknownKind::Array,
+                UnknownKind::Asset => w::UnknownKind::Asset,
+                UnknownKind::Archive => w::UnknownKind::Archive,
+                UnknownKind::Object => w::UnknownKind::Object,
+            }
+        }
+
+        fn unknown_in(k: w::UnknownKind) -> UnknownKind {
+            match k {
+                w::UnknownKind::Bool => UnknownKind::Bool,
+                w::UnknownKind::Number => UnknownKind::Number,
+                w::UnknownKind::String => UnknownKind::String,
+                w::UnknownKind::Array => UnknownKind::Array,
+                w::UnknownKind::Asset => UnknownKind::Asset,
+                w::UnknownKind::Archive => UnknownKind::Archive,
+                w::UnknownKind::Object => UnknownKind::Object,
+            }
+        }
+
+        /// Rebuilds the tree. The host validates what it sends; the checks here only
+        /// keep a bad index from panicking the guest.
+        #[inline(never)]
+        pub fn decode(v: w::Value) -> Result<Value, String> {
+            let mut slots: Vec<Option<w::Node>> = v.nodes.into_iter().map(Some).collect();
+            if slots.is_empty() {
+                return Err("empty value".into());
+            }
+            take(&mut slots, 0, None)
+        }
+
+        pub fn decode_map(v: w::Value) -> Result<PropertyMap, String> {
+            match decode(v)? {
+                Value::Object(m) => Ok(m),
+                other => Err(format!("expected an object, got {}", other.kind_name())),
+            }
+        }
+
+        fn take(slots: &mut [Option<w::Node>], at: u32, parent: Option<u32>) -> Result<Value, String> {
+            if parent.is_some_and(|p| at <= p) {
+                return Err(format!("node {at} does not follow its parent"));
+            }
+            let node = slots
+                .get_mut(at as usize)
+                .and_then(Option::take)
+                .ok_or_else(|| format!("node {at} is missing or used twice"))?;
+            let me = Some(at);
+            Ok(match node {
+                w::Node::Null => Value::Null,
+                w::Node::Bool(b) => Value::Bool(b),
+                w::Node::Number(n) => Value::Number(n),
+                w::Node::String(s) => Value::String(s),
+                w::Node::Bytes(b) => Value::Bytes(b),
+                w::Node::Array(items) => {
+                    Value::Array(items.into_iter().map(|i| take(slots, i, me)).collect::<Result<_, _>>()?)
+                }
+                w::Node::Object(fields) => Value::Object(
+                    fields.into_iter().map(|(k, i)| Ok((k, take(slots, i, me)?))).collect::<Result<_, String>>()?,
+                ),
+                w::Node::Asset(a) => Value::Asset(asset_in(a)),
+                w::Node::Archive(a) => Value::Archive(archive_in(slots, a, at)?),
+                w::Node::Secret(i) => Value::Secret(Box::new(take(slots, i, me)?)),
+                w::Node::Unknown(k) => Value::Unknown(unknown_in(k)),
+                w::Node::ResourceReference(r) => Value::ResourceRef(ResourceRef {
+                    urn: r.urn,
+                    id: r.id.map(|id| match id {
+                        w::ReferenceId::Known(s) => RefId::Known(s),
+                        w::ReferenceId::Unknown => RefId::Unknown,
+                    }),
+                    package_version: r.package_version,
+                }),
+                w::Node::Output(o) => Value::Output(Output {
+                    value: o.value.map(|i| take(slots, i, me).map(Box::new)).transpose()?,
+                    secret: o.secret,
+                    dependencies: o.dependencies,
+                }),
+            })
+        }
+
+        fn asset_in(a: w::Asset) -> Asset {
+            Asset {
+                hash: a.hash,
+                source: a.source.map(|s| match s {
+                    w::AssetSource::Text(t) => AssetSource::Text(t),
+                    w::AssetSource::Path(p) => AssetSource::Path(p),
+                    w::AssetSource::Uri(u) => AssetSource::Uri(u),
+                }),
+            }
+        }
+
+        fn archive_in(slots: &mut [Option<w::Node>], a: w::Archive, at: u32) -> Result<Archive, String> {
+            let source = match a.source {
+                None => None,
+                Some(w::ArchiveSource::Path(p)) => Some(ArchiveSource::Path(p)),
+                Some(w::ArchiveSource::Uri(u)) => Some(ArchiveSource::Uri(u)),
+                Some(w::ArchiveSource::Assets(members)) => {
+                    let mut out = ::std::collections::BTreeMap::new();
+                    for (name, i) in members {
+                        let member = match take(slots, i, Some(at))? {
+                            Value::Asset(a) => ArchiveMember::Asset(a),
+                            Value::Archive(a) => ArchiveMember::Archive(a),
+                            other => return Err(format!("archive member {name} is a {}", other.kind_name())),
+                        };
+                        out.insert(name, member);
+                    }
+                    Some(ArchiveSource::Assets(out))
+                }
+            };
+            Ok(Archive { hash: a.hash, source })
         }
     };
-    Ok(Archive { hash: a.hash, source })
+}
+
+mod codec {
+    crate::__value_codec!(crate::wit::pulumi::provider::types);
+}
+
+pub(crate) use codec::{decode_map, encode_map_owned};
+
+/// [`encode_map_owned`] of a borrowed map (copies every string); the exports
+/// encode their own results by value.
+pub(crate) fn encode_map(m: &PropertyMap) -> w::Value {
+    encode_map_owned(m.clone())
 }
 
 /// `memcmp` for the component, eight bytes at a time. wasi-libc's is a byte
@@ -264,8 +293,10 @@ unsafe fn compare_words(a: *const u8, b: *const u8, n: usize) -> i32 {
 
 #[cfg(test)]
 mod tests {
+    use super::codec::decode;
     use super::*;
     use crate::props;
+    use crate::value::*;
 
     #[test]
     fn every_kind_round_trips() {

@@ -5,227 +5,34 @@
 //! this is the work a component does after the canonical ABI has copied the
 //! request into its memory, minus that copy.
 
-use std::collections::BTreeMap;
-
 use pulumi_wasm_host::runtime::bindings::{rp, types as w};
 use pulumi_wasm_sdk as sdk;
 use pulumi_wasm_sdk::__private::wit::exports::pulumi::provider::resource_provider::CustomTimeouts;
-use sdk::{
-    Archive, ArchiveMember, ArchiveSource, Asset, AssetSource, Output, PropertyMap, RefId, ResourceRef, UnknownKind,
-    Value,
-};
+use sdk::PropertyMap;
 
 // ---------------------------------------------------------------------------
 // Values: flattened WIT nodes <-> the SDK's tree
 // ---------------------------------------------------------------------------
 
+mod codec {
+    // The SDK's own value codec, over the host's bindings: what a component
+    // runs after the canonical ABI has copied the request into its memory.
+    pulumi_wasm_sdk::__value_codec!(pulumi_wasm_host::runtime::bindings::types);
+}
+
 /// A property map from the host. The host built it from the wire in
 /// pre-order, but a bad index is still an error rather than a panic.
 pub fn map(v: w::Value) -> sdk::Result<PropertyMap> {
-    match value(v) {
-        Ok(Value::Object(m)) => Ok(m),
-        Ok(other) => Err(sdk::Error::InvalidArgument(format!("expected an object, got {}", other.kind_name()))),
-        Err(e) => Err(sdk::Error::InvalidArgument(format!("malformed property map: {e}"))),
-    }
+    codec::decode_map(v).map_err(|e| sdk::Error::InvalidArgument(format!("malformed property map: {e}")))
 }
 
 fn opt_map(v: Option<w::Value>) -> sdk::Result<Option<PropertyMap>> {
     v.map(map).transpose()
 }
 
-fn value(v: w::Value) -> Result<Value, String> {
-    let mut slots: Vec<Option<w::Node>> = v.nodes.into_iter().map(Some).collect();
-    if slots.is_empty() {
-        return Err("empty value".into());
-    }
-    take(&mut slots, 0, None)
-}
-
-fn take(slots: &mut [Option<w::Node>], at: u32, parent: Option<u32>) -> Result<Value, String> {
-    if parent.is_some_and(|p| at <= p) {
-        return Err(format!("node {at} does not follow its parent"));
-    }
-    let node = slots
-        .get_mut(at as usize)
-        .and_then(Option::take)
-        .ok_or_else(|| format!("node {at} is missing or used twice"))?;
-    let me = Some(at);
-    Ok(match node {
-        w::Node::Null => Value::Null,
-        w::Node::Bool(b) => Value::Bool(b),
-        w::Node::Number(n) => Value::Number(n),
-        w::Node::String(s) => Value::String(s),
-        w::Node::Bytes(b) => Value::Bytes(b),
-        w::Node::Array(items) => Value::Array(items.into_iter().map(|i| take(slots, i, me)).collect::<Result<_, _>>()?),
-        w::Node::Object(fields) => {
-            Value::Object(fields.into_iter().map(|(k, i)| Ok((k, take(slots, i, me)?))).collect::<Result<_, String>>()?)
-        }
-        w::Node::Asset(a) => Value::Asset(asset_in(a)),
-        w::Node::Archive(a) => Value::Archive(archive_in(slots, a, at)?),
-        w::Node::Secret(i) => Value::Secret(Box::new(take(slots, i, me)?)),
-        w::Node::Unknown(k) => Value::Unknown(unknown_in(k)),
-        w::Node::ResourceReference(r) => Value::ResourceRef(ResourceRef {
-            urn: r.urn,
-            id: r.id.map(|id| match id {
-                w::ReferenceId::Known(s) => RefId::Known(s),
-                w::ReferenceId::Unknown => RefId::Unknown,
-            }),
-            package_version: r.package_version,
-        }),
-        w::Node::Output(o) => Value::Output(Output {
-            value: o.value.map(|i| take(slots, i, me).map(Box::new)).transpose()?,
-            secret: o.secret,
-            dependencies: o.dependencies,
-        }),
-    })
-}
-
-fn asset_in(a: w::Asset) -> Asset {
-    Asset {
-        hash: a.hash,
-        source: a.source.map(|s| match s {
-            w::AssetSource::Text(t) => AssetSource::Text(t),
-            w::AssetSource::Path(p) => AssetSource::Path(p),
-            w::AssetSource::Uri(u) => AssetSource::Uri(u),
-        }),
-    }
-}
-
-fn archive_in(slots: &mut [Option<w::Node>], a: w::Archive, at: u32) -> Result<Archive, String> {
-    let source = match a.source {
-        None => None,
-        Some(w::ArchiveSource::Path(p)) => Some(ArchiveSource::Path(p)),
-        Some(w::ArchiveSource::Uri(u)) => Some(ArchiveSource::Uri(u)),
-        Some(w::ArchiveSource::Assets(members)) => {
-            let mut out = BTreeMap::new();
-            for (name, i) in members {
-                let member = match take(slots, i, Some(at))? {
-                    Value::Asset(a) => ArchiveMember::Asset(a),
-                    Value::Archive(a) => ArchiveMember::Archive(a),
-                    other => return Err(format!("archive member {name} is a {}", other.kind_name())),
-                };
-                out.insert(name, member);
-            }
-            Some(ArchiveSource::Assets(out))
-        }
-    };
-    Ok(Archive { hash: a.hash, source })
-}
-
-fn unknown_in(k: w::UnknownKind) -> UnknownKind {
-    match k {
-        w::UnknownKind::Bool => UnknownKind::Bool,
-        w::UnknownKind::Number => UnknownKind::Number,
-        w::UnknownKind::String => UnknownKind::String,
-        w::UnknownKind::Array => UnknownKind::Array,
-        w::UnknownKind::Asset => UnknownKind::Asset,
-        w::UnknownKind::Archive => UnknownKind::Archive,
-        w::UnknownKind::Object => UnknownKind::Object,
-    }
-}
-
-fn unknown_out(k: UnknownKind) -> w::UnknownKind {
-    match k {
-        UnknownKind::Bool => w::UnknownKind::Bool,
-        UnknownKind::Number => w::UnknownKind::Number,
-        UnknownKind::String => w::UnknownKind::String,
-        UnknownKind::Array => w::UnknownKind::Array,
-        UnknownKind::Asset => w::UnknownKind::Asset,
-        UnknownKind::Archive => w::UnknownKind::Archive,
-        UnknownKind::Object => w::UnknownKind::Object,
-    }
-}
-
 /// A property map for the host: pre-order nodes, the root first.
 pub fn wire_map(m: PropertyMap) -> w::Value {
-    let mut enc = Encoder { nodes: Vec::new() };
-    enc.object(m);
-    w::Value { nodes: enc.nodes }
-}
-
-struct Encoder {
-    nodes: Vec<w::Node>,
-}
-
-impl Encoder {
-    fn reserve(&mut self) -> usize {
-        self.nodes.push(w::Node::Null);
-        self.nodes.len() - 1
-    }
-
-    fn push(&mut self, v: Value) -> u32 {
-        if let Value::Object(m) = v {
-            return self.object(m);
-        }
-        let at = self.reserve();
-        let node = match v {
-            Value::Null => w::Node::Null,
-            Value::Bool(b) => w::Node::Bool(b),
-            Value::Number(n) => w::Node::Number(n),
-            Value::String(s) => w::Node::String(s),
-            Value::Bytes(b) => w::Node::Bytes(b),
-            Value::Array(a) => w::Node::Array(a.into_iter().map(|c| self.push(c)).collect()),
-            Value::Object(_) => unreachable!("handled above"),
-            Value::Asset(a) => w::Node::Asset(asset_out(a)),
-            Value::Archive(a) => w::Node::Archive(self.archive(a)),
-            Value::Secret(inner) => w::Node::Secret(self.push(*inner)),
-            Value::Unknown(k) => w::Node::Unknown(unknown_out(k)),
-            Value::ResourceRef(r) => w::Node::ResourceReference(w::ResourceReference {
-                urn: r.urn,
-                id: r.id.map(|id| match id {
-                    RefId::Known(s) => w::ReferenceId::Known(s),
-                    RefId::Unknown => w::ReferenceId::Unknown,
-                }),
-                package_version: r.package_version,
-            }),
-            Value::Output(o) => w::Node::Output(w::OutputValue {
-                value: o.value.map(|v| self.push(*v)),
-                secret: o.secret,
-                dependencies: o.dependencies,
-            }),
-        };
-        self.nodes[at] = node;
-        at as u32
-    }
-
-    fn object(&mut self, m: PropertyMap) -> u32 {
-        let at = self.reserve();
-        let fields = m.into_iter().map(|(k, v)| (k, self.push(v))).collect();
-        self.nodes[at] = w::Node::Object(fields);
-        at as u32
-    }
-
-    fn archive(&mut self, a: Archive) -> w::Archive {
-        let source = a.source.map(|s| match s {
-            ArchiveSource::Path(p) => w::ArchiveSource::Path(p),
-            ArchiveSource::Uri(u) => w::ArchiveSource::Uri(u),
-            ArchiveSource::Assets(members) => w::ArchiveSource::Assets(
-                members
-                    .into_iter()
-                    .map(|(name, m)| {
-                        let at = self.reserve();
-                        self.nodes[at] = match m {
-                            ArchiveMember::Asset(a) => w::Node::Asset(asset_out(a)),
-                            ArchiveMember::Archive(a) => w::Node::Archive(self.archive(a)),
-                        };
-                        (name, at as u32)
-                    })
-                    .collect(),
-            ),
-        });
-        w::Archive { hash: a.hash, source }
-    }
-}
-
-fn asset_out(a: Asset) -> w::Asset {
-    w::Asset {
-        hash: a.hash,
-        source: a.source.map(|s| match s {
-            AssetSource::Text(t) => w::AssetSource::Text(t),
-            AssetSource::Path(p) => w::AssetSource::Path(p),
-            AssetSource::Uri(u) => w::AssetSource::Uri(u),
-        }),
-    }
+    codec::encode_map_owned(m)
 }
 
 // ---------------------------------------------------------------------------
@@ -552,9 +359,12 @@ pub fn mapping(m: Option<sdk::Mapping>) -> Option<rp::Mapping> {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use super::*;
     use pulumi_wasm_host::convert::value::{WireOptions, struct_to_wit, wit_to_struct};
     use sdk::props;
+    use sdk::{Archive, ArchiveMember, ArchiveSource, Asset, Output, RefId, ResourceRef, UnknownKind, Value};
 
     /// Every value kind: SDK -> host WIT -> wire -> host WIT -> SDK is the identity.
     #[test]
