@@ -1,4 +1,5 @@
-//! `--abi`: what the value encoding itself costs a component call. The
+//! The encoding table (`--inproc` and full runs): what the value encoding
+//! itself costs a component call. The
 //! same property map goes through a guest (`bench/abi/guest`) and back in
 //! two encodings: `pulumi:provider@0.1.0`'s nodes (one string per key and
 //! value, one list per array and object) and a one-buffer candidate for a
@@ -144,6 +145,11 @@ fn span(start: usize, len: usize) -> flat::Span {
     flat::Span { start: start as u32, len: len as u32 }
 }
 
+/// The positions a span covers, computed without overflow.
+fn range(s: flat::Span) -> std::ops::Range<usize> {
+    s.start as usize..s.start as usize + s.len as usize
+}
+
 /// From the wire, in pre-order: strings are appended to the one text
 /// buffer; an array's or object's children are appended to `items` or
 /// `fields` once they have their node indices.
@@ -197,7 +203,7 @@ pub fn from_flat(v: flat::Value, limits: Limits) -> anyhow::Result<Struct> {
     validate(&v, limits)?;
     let mut done: Vec<Option<WireValue>> = Vec::new();
     done.resize_with(v.nodes.len(), || None);
-    let text = |s: flat::Span| v.text[s.start as usize..(s.start + s.len) as usize].to_owned();
+    let text = |s: flat::Span| v.text[range(s)].to_owned();
     for (i, node) in v.nodes.iter().enumerate().rev() {
         let kind = match node {
             flat::Node::Bool(b) => Kind::BoolValue(*b),
@@ -222,7 +228,7 @@ pub fn from_flat(v: flat::Value, limits: Limits) -> anyhow::Result<Struct> {
 }
 
 fn children<T>(list: &[T], s: flat::Span) -> &[T] {
-    &list[s.start as usize..(s.start + s.len) as usize]
+    &list[range(s)]
 }
 
 fn take(done: &mut [Option<WireValue>], c: u32) -> WireValue {
@@ -235,10 +241,10 @@ fn validate(v: &flat::Value, limits: Limits) -> anyhow::Result<()> {
     ensure!(count > 0 && count <= limits.max_nodes, "{count} nodes");
     ensure!(matches!(v.nodes[0], flat::Node::Object(_)), "the root is not an object");
     let in_text = |s: flat::Span| {
-        let end = s.start as usize + s.len as usize;
-        end <= v.text.len() && v.text.is_char_boundary(s.start as usize) && v.text.is_char_boundary(end)
+        let r = range(s);
+        r.end <= v.text.len() && v.text.is_char_boundary(r.start) && v.text.is_char_boundary(r.end)
     };
-    let within = |s: flat::Span, len: usize| s.start as usize + s.len as usize <= len;
+    let within = |s: flat::Span, len: usize| range(s).end <= len;
     // Each node's parent and depth, filled in as its parent is reached.
     let mut parent = vec![NONE; count];
     let mut depth = vec![0usize; count];
@@ -266,7 +272,7 @@ fn validate(v: &flat::Value, limits: Limits) -> anyhow::Result<()> {
                 keys.clear();
                 for &(k, c) in children(&v.fields, *s) {
                     ensure!(in_text(k), "node {i}: bad key span");
-                    let key = &v.text[k.start as usize..(k.start + k.len) as usize];
+                    let key = &v.text[range(k)];
                     ensure!(keys.insert(key), "node {i}: duplicate key {key}");
                     adopt(&mut parent, i, c)?;
                 }

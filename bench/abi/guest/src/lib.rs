@@ -80,12 +80,16 @@ fn to_nodes(nodes: &mut Vec<Node>, v: V) -> u32 {
 // The candidate: strings are copied out of the one text buffer into owned
 // strings, and appended to the result's buffer.
 
+fn span(s: flat::Span) -> std::ops::Range<usize> {
+    s.start as usize..s.start as usize + s.len as usize
+}
+
 fn text(v: &flat::Value, s: flat::Span) -> String {
-    v.text.get(s.start as usize..(s.start + s.len) as usize).unwrap_or_default().to_owned()
+    v.text.get(span(s)).unwrap_or_default().to_owned()
 }
 
 fn range<T>(list: &[T], s: flat::Span) -> &[T] {
-    list.get(s.start as usize..(s.start + s.len) as usize).unwrap_or_default()
+    list.get(span(s)).unwrap_or_default()
 }
 
 fn from_flat(v: &flat::Value, at: u32) -> V {
