@@ -1,12 +1,17 @@
 //! The encoding table (`--inproc` and full runs): what the value encoding
-//! itself costs a component call. The
-//! same property map goes through a guest (`bench/abi/guest`) and back in
-//! two encodings: `pulumi:provider@0.1.0`'s nodes (one string per key and
-//! value, one list per array and object) and a one-buffer candidate for a
-//! later contract version (`bench/abi/wit`: every string in one text
-//! buffer, every list of children in one of two shared lists). Each side
-//! times the host's conversion from protobuf, the call (lowering, the
-//! guest's decode and encode, lifting, post-return) and the conversion
+//! itself costs a component call. The same property map goes through a
+//! guest (`bench/abi/guest`) and back in `pulumi:provider@0.1.0`'s nodes
+//! (one string per key and value, one list per array and object) and in a
+//! candidate for a later contract version:
+//! - for the small map and the 100 properties, one buffer (`bench/abi/wit`:
+//!   every string in one text buffer, every list of children in one of two
+//!   shared lists);
+//! - for the 1 MB asset, the asset's text kept in the host, as a handle
+//!   would keep it: the guest gets the asset with its hash only, and the
+//!   host puts the text back on the way out.
+//!
+//! Each side times the host's conversion from protobuf, the call (lowering,
+//! the guest's decode and encode, lifting, post-return) and the conversion
 //! back, as the host would do them, validation included.
 
 use std::collections::HashSet;
@@ -16,7 +21,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail, ensure};
 use prost_types::value::Kind;
 use prost_types::{ListValue, Struct, Value as WireValue};
-use pulumi_wasm_host::convert::value::{Limits, WireOptions, struct_into_wit, wit_into_struct};
+use pulumi_wasm_host::convert::value::{Limits, WireOptions, sig, struct_into_wit, wit_into_struct};
 use wasmtime::component::{Component, Linker, ResourceTable};
 use wasmtime::{Config, Engine, Store};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
@@ -82,7 +87,31 @@ impl Guest {
         Ok((back, [to, call, t.elapsed()]))
     }
 
-    /// Through the guest in the candidate encoding.
+    /// Through the guest in the node encoding, with every asset's text left
+    /// in the host: what a handle per asset would spare the call.
+    async fn handles(&mut self, mut s: Struct) -> anyhow::Result<(Struct, [Duration; 3])> {
+        let t = Instant::now();
+        let mut kept = Vec::new();
+        for_each_asset(&mut s, &mut |asset| kept.extend(asset.fields.remove("text")));
+        let v = struct_into_wit(s)?;
+        let to = t.elapsed();
+        let t = Instant::now();
+        let out = w(self.abi.call_echo_nodes(&mut self.store, &v).await)?;
+        let call = t.elapsed();
+        drop(v);
+        let t = Instant::now();
+        let mut back = wit_into_struct(out, WireOptions::default(), Limits::default())?;
+        // The guest returns the assets in the order it got them.
+        let mut kept = kept.into_iter();
+        for_each_asset(&mut back, &mut |asset| {
+            if let Some(text) = kept.next() {
+                asset.fields.insert("text".into(), text);
+            }
+        });
+        Ok((back, [to, call, t.elapsed()]))
+    }
+
+    /// Through the guest in the one-buffer candidate.
     async fn flat(&mut self, s: Struct) -> anyhow::Result<(Struct, [Duration; 3])> {
         let t = Instant::now();
         let v = to_flat(s);
@@ -102,25 +131,72 @@ fn w<T>(r: wasmtime::Result<T>) -> anyhow::Result<T> {
     r.map_err(|e| anyhow::anyhow!("{e:#}"))
 }
 
-/// One input's figures: for each encoding, each stage's p50, in order
-/// (from protobuf, the call, back to protobuf).
-pub struct Row {
-    pub input: Input,
-    pub nodes: [Stats; 3],
-    pub flat: [Stats; 3],
+/// Every asset (a struct with the asset signature) in `s`, depth first.
+fn for_each_asset(s: &mut Struct, f: &mut dyn FnMut(&mut Struct)) {
+    let is_asset = |s: &Struct| {
+        s.fields.get(sig::KEY).and_then(|v| v.kind.as_ref()) == Some(&Kind::StringValue(sig::ASSET.into()))
+    };
+    if is_asset(s) {
+        return f(s);
+    }
+    for v in s.fields.values_mut() {
+        match &mut v.kind {
+            Some(Kind::StructValue(inner)) => for_each_asset(inner, f),
+            Some(Kind::ListValue(l)) => {
+                for item in &mut l.values {
+                    if let Some(Kind::StructValue(inner)) = &mut item.kind {
+                        for_each_asset(inner, f);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
-/// Times `n` round trips of each input in each encoding, alternating
-/// call by call (after a tenth as many unmeasured); checks each comes back
-/// as it went in.
+/// The candidate an input is measured with.
+#[derive(Clone, Copy)]
+pub enum Candidate {
+    OneBuffer,
+    TextInHost,
+}
+
+impl Candidate {
+    pub fn label(self) -> &'static str {
+        match self {
+            Candidate::OneBuffer => "one buffer",
+            Candidate::TextInHost => "asset text kept in the host",
+        }
+    }
+}
+
+/// One input's figures, each stage's p50 in order (from protobuf, the
+/// call, back to protobuf): 0.1.0's nodes, then the candidate.
+pub struct Row {
+    pub input: Input,
+    pub candidate: Candidate,
+    pub nodes: [Stats; 3],
+    pub other: [Stats; 3],
+}
+
+/// Times `n` round trips of each input in 0.1.0's encoding and in its
+/// candidate, alternating call by call (after a tenth as many unmeasured);
+/// checks each comes back as it went in.
 pub async fn measure(guest: &mut Guest, n: usize) -> anyhow::Result<Vec<Row>> {
     let mut rows = Vec::new();
-    for input in [Input::SmallMap, Input::HundredProps] {
+    for input in Input::ALL {
+        let candidate = match input {
+            Input::Asset1M => Candidate::TextInHost,
+            _ => Candidate::OneBuffer,
+        };
         let news = input.news();
         let mut samples: [[Vec<Duration>; 3]; 2] = Default::default();
         for i in 0..n + (n / 10).max(10) {
             let (a, ta) = guest.nodes(news.clone()).await?;
-            let (b, tb) = guest.flat(news.clone()).await?;
+            let (b, tb) = match candidate {
+                Candidate::OneBuffer => guest.flat(news.clone()).await?,
+                Candidate::TextInHost => guest.handles(news.clone()).await?,
+            };
             ensure!(a == news && b == news, "{}: a round trip changed the value", input.label());
             if i >= (n / 10).max(10) {
                 for (k, (x, y)) in ta.into_iter().zip(tb).enumerate() {
@@ -129,8 +205,8 @@ pub async fn measure(guest: &mut Guest, n: usize) -> anyhow::Result<Vec<Row>> {
                 }
             }
         }
-        let [nodes, flat] = samples.map(|side| side.map(Stats::new));
-        rows.push(Row { input, nodes, flat });
+        let [nodes, other] = samples.map(|side| side.map(Stats::new));
+        rows.push(Row { input, candidate, nodes, other });
     }
     Ok(rows)
 }
