@@ -73,56 +73,71 @@ impl Guest {
         Ok(Guest { store, abi })
     }
 
-    /// Through the guest in the current encoding; the time of each stage.
-    async fn nodes(&mut self, s: Struct) -> anyhow::Result<(Struct, [Duration; 3])> {
+    /// Times one round trip's three stages: `to` makes the value (and what
+    /// the host keeps aside), `call` sends it through the guest, `back`
+    /// turns the result into protobuf. The value sent is dropped between
+    /// the stages, as the host drops a request, and timed in none of them.
+    async fn stages<V, K, O>(
+        &mut self,
+        to: impl FnOnce() -> anyhow::Result<(V, K)>,
+        call: impl AsyncFnOnce(&Abi, &mut Store<State>, &V) -> wasmtime::Result<O>,
+        back: impl FnOnce(O, K) -> anyhow::Result<Struct>,
+    ) -> anyhow::Result<(Struct, [Duration; 3])> {
         let t = Instant::now();
-        let v = struct_into_wit(s)?;
+        let (v, kept) = to()?;
         let to = t.elapsed();
         let t = Instant::now();
-        let out = w(self.abi.call_echo_nodes(&mut self.store, &v).await)?;
+        let out = w(call(&self.abi, &mut self.store, &v).await)?;
         let call = t.elapsed();
         drop(v);
         let t = Instant::now();
-        let back = wit_into_struct(out, WireOptions::default(), Limits::default())?;
+        let back = back(out, kept)?;
         Ok((back, [to, call, t.elapsed()]))
+    }
+
+    /// Through the guest in the current encoding.
+    async fn nodes(&mut self, s: Struct) -> anyhow::Result<(Struct, [Duration; 3])> {
+        self.stages(
+            || Ok((struct_into_wit(s)?, ())),
+            async |abi, store, v| abi.call_echo_nodes(store, v).await,
+            |out, ()| Ok(wit_into_struct(out, WireOptions::default(), Limits::default())?),
+        )
+        .await
     }
 
     /// Through the guest in the node encoding, with every asset's text left
     /// in the host: what a handle per asset would spare the call.
     async fn handles(&mut self, mut s: Struct) -> anyhow::Result<(Struct, [Duration; 3])> {
-        let t = Instant::now();
-        let mut kept = Vec::new();
-        for_each_asset(&mut s, &mut |asset| kept.extend(asset.fields.remove("text")));
-        let v = struct_into_wit(s)?;
-        let to = t.elapsed();
-        let t = Instant::now();
-        let out = w(self.abi.call_echo_nodes(&mut self.store, &v).await)?;
-        let call = t.elapsed();
-        drop(v);
-        let t = Instant::now();
-        let mut back = wit_into_struct(out, WireOptions::default(), Limits::default())?;
-        // The guest returns the assets in the order it got them.
-        let mut kept = kept.into_iter();
-        for_each_asset(&mut back, &mut |asset| {
-            if let Some(text) = kept.next() {
-                asset.fields.insert("text".into(), text);
-            }
-        });
-        Ok((back, [to, call, t.elapsed()]))
+        self.stages(
+            || {
+                let mut kept = Vec::new();
+                for_each_asset(&mut s, &mut |asset| kept.extend(asset.fields.remove("text")));
+                Ok((struct_into_wit(s)?, kept))
+            },
+            async |abi, store, v| abi.call_echo_nodes(store, v).await,
+            |out, kept| {
+                let mut back = wit_into_struct(out, WireOptions::default(), Limits::default())?;
+                // The guest returns the assets in the order it got them.
+                let mut kept = kept.into_iter();
+                for_each_asset(&mut back, &mut |asset| {
+                    if let Some(text) = kept.next() {
+                        asset.fields.insert("text".into(), text);
+                    }
+                });
+                Ok(back)
+            },
+        )
+        .await
     }
 
     /// Through the guest in the one-buffer candidate.
     async fn flat(&mut self, s: Struct) -> anyhow::Result<(Struct, [Duration; 3])> {
-        let t = Instant::now();
-        let v = to_flat(s);
-        let to = t.elapsed();
-        let t = Instant::now();
-        let out = w(self.abi.call_echo_flat(&mut self.store, &v).await)?;
-        let call = t.elapsed();
-        drop(v);
-        let t = Instant::now();
-        let back = from_flat(out, Limits::default())?;
-        Ok((back, [to, call, t.elapsed()]))
+        self.stages(
+            || Ok((to_flat(s), ())),
+            async |abi, store, v| abi.call_echo_flat(store, v).await,
+            |out, ()| from_flat(out, Limits::default()),
+        )
+        .await
     }
 }
 
