@@ -171,6 +171,9 @@ pub struct RuntimeArgs {
     pub policy: Option<PathBuf>,
     #[command(flatten)]
     pub grants: GrantFlags,
+    /// Write /tmp/perf-<pid>.map as guests are loaded, so that `perf report` names their functions.
+    #[arg(long, env = "PULUMI_WASM_PERF_MAP")]
+    pub perf_map: bool,
     /// How often to check that the engine is still there, in milliseconds
     /// (the host shuts down when it is gone; Pulumi's plugins check every 5 minutes).
     #[arg(long, env = "PULUMI_WASM_ENGINE_CHECK_MS", default_value_t = 300_000, hide = true)]
@@ -190,6 +193,7 @@ impl RuntimeArgs {
             max_memory: self.max_memory_mb.clamp(1, 4095) << 20,
             call_timeout: Duration::from_secs(self.call_timeout.max(1)),
             cache,
+            perf_map: self.perf_map,
         }
     }
 

@@ -337,3 +337,30 @@ async fn every_rpc_reaches_the_guest() {
         .into_inner();
     assert_eq!(d.diffs, vec!["region"]);
 }
+
+#[tokio::test]
+async fn a_perf_map_names_the_guests_code_only_when_asked_for() {
+    use e2e_tests::Launch;
+    let echo = component("echo-provider");
+    let mut p = Plugin::launch(&echo, None, &Launch::new().env("PULUMI_WASM_PERF_MAP", "true")).await.unwrap();
+    let plain = Plugin::launch(&echo, None, &Launch::new()).await.unwrap();
+    // The component is loaded behind the port line; a call waits for it.
+    for q in [&p, &plain] {
+        q.client.clone().get_plugin_info(()).await.unwrap();
+    }
+    let maps = [&p, &plain].map(|q| std::path::PathBuf::from(format!("/tmp/perf-{}.map", q.pid().unwrap())));
+    let text = std::fs::read_to_string(&maps[0]);
+    let _ = std::fs::remove_file(&maps[0]);
+    let text = text.unwrap_or_else(|e| panic!("{}: {e}; stderr: {}", maps[0].display(), p.stderr()));
+    // perf's format: start (0x...) and size in hex, then the name.
+    let guest: Vec<&str> = text.lines().filter(|l| l.contains("wasm[0]::")).collect();
+    assert!(guest.len() > 100, "the guest's functions are named: {} of {} lines", guest.len(), text.lines().count());
+    for line in &guest {
+        let mut f = line.splitn(3, ' ');
+        let (start, size) = (f.next().unwrap(), f.next().unwrap());
+        let start = start.strip_prefix("0x").unwrap_or(start);
+        assert!(u64::from_str_radix(start, 16).is_ok() && u64::from_str_radix(size, 16).is_ok(), "{line}");
+    }
+    assert!(!maps[1].exists(), "no map without the setting");
+    p.client.get_plugin_info(()).await.unwrap();
+}

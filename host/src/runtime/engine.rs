@@ -35,6 +35,8 @@ pub struct RuntimeConfig {
     pub call_timeout: Duration,
     /// Where precompiled artifacts are kept; `None` compiles every time.
     pub cache: Option<ArtifactCache>,
+    /// Write `/tmp/perf-<pid>.map` so that `perf` names the guests' functions.
+    pub perf_map: bool,
 }
 
 impl Default for RuntimeConfig {
@@ -44,6 +46,7 @@ impl Default for RuntimeConfig {
             max_memory: 512 << 20,
             call_timeout: Duration::from_secs(15 * 60),
             cache: ArtifactCache::default_dir().map(ArtifactCache::new),
+            perf_map: false,
         }
     }
 }
@@ -270,6 +273,9 @@ fn validate_package_name(name: &str) -> Result<(), RuntimeError> {
 fn build_engine(config: &RuntimeConfig) -> wasmtime::Result<Engine> {
     let mut c = Config::new();
     c.wasm_component_model(true).epoch_interruption(true);
+    if config.perf_map {
+        c.profiler(wasmtime::ProfilingStrategy::PerfMap);
+    }
     // Pooling makes instantiation a few microseconds; it reserves address space
     // up front, so fall back to on-demand allocation where that is refused.
     // Slots: `max_instances` for resource calls and as many for Construct
