@@ -1,13 +1,16 @@
 //! Property values: protobuf `Struct`/`Value`, with Pulumi's encoding of special
-//! values, to and from the flattened WIT `value` tree.
+//! values, to and from the flattened WIT `value` tree (nodes, with every
+//! string a span of one `text` and every child list a span of `items` or
+//! `fields`).
 //!
 //! Wire -> WIT: the input comes from the engine and was decoded by prost, but the
 //! walk still bounds depth and uses an explicit stack, never recursion. Nodes come
 //! out in pre-order, so every child index is greater than its parent's.
 //!
-//! WIT -> wire: the input is untrusted guest output. The whole node list is
-//! validated first (indices, single ownership, keys, depth, size), then the wire
-//! value is built bottom-up in one backwards pass, again without recursion.
+//! WIT -> wire: the input is untrusted guest output. The whole value is
+//! validated first (spans, indices, single ownership, keys, depth, size), then
+//! the wire value is built bottom-up in one backwards pass, again without
+//! recursion.
 
 use std::collections::{BTreeMap, HashSet};
 use std::fmt;
@@ -18,7 +21,8 @@ use prost_types::value::Kind;
 use prost_types::{ListValue, Struct, Value as WireValue};
 
 use crate::runtime::bindings::types::{
-    Archive, ArchiveSource, Asset, AssetSource, Node, OutputValue, ReferenceId, ResourceReference, UnknownKind, Value,
+    Archive, ArchiveSource, Asset, AssetSource, Node, OutputValue, ReferenceId, ResourceReference, Span, UnknownKind,
+    Value,
 };
 
 /// Pulumi's signature key, special-value signatures and unknown sentinels.
@@ -101,6 +105,10 @@ pub enum ConvertError {
     TooDeep { path: PropertyPath, max: usize },
     #[error("the value has {count} nodes, more than the limit of {max}")]
     TooManyNodes { count: usize, max: usize },
+    #[error("node {node} at {path} has a span of its value's {buffer} that {reason}")]
+    BadSpan { path: PropertyPath, node: u32, buffer: &'static str, reason: &'static str },
+    #[error("the value's {buffer} is larger than 4 GiB")]
+    TooLarge { buffer: &'static str },
 
     // Other request/response fields (used by `convert::requests`).
     #[error("{0}")]
@@ -139,8 +147,10 @@ pub struct WireOptions {
 
 /// A property map with no properties.
 pub fn empty_map() -> Value {
-    Value { nodes: vec![Node::Object(Vec::new())] }
+    Value { nodes: vec![Node::Object(EMPTY)], items: Vec::new(), fields: Vec::new(), text: String::new() }
 }
+
+const EMPTY: Span = Span { start: 0, len: 0 };
 
 const UNKNOWNS: [(UnknownKind, &str); 7] = [
     (UnknownKind::Bool, sig::UNKNOWN_BOOL),
@@ -192,90 +202,112 @@ fn kind_name(node: &Node) -> &'static str {
     }
 }
 
-/// The named children of an object or an archive of members.
-fn named_children(node: &Node) -> Option<&[(String, u32)]> {
-    match node {
-        Node::Object(fields) | Node::Archive(Archive { source: Some(ArchiveSource::Assets(fields)), .. }) => {
-            Some(fields)
-        }
-        _ => None,
+fn range(s: Span) -> std::ops::Range<usize> {
+    let start = s.start as usize;
+    start..start.saturating_add(s.len as usize)
+}
+
+/// The shared buffers of a value, read through spans. A span out of range
+/// (or, in `text`, off a character boundary) reads as nothing; validation
+/// refuses such spans before anything relies on what they hold.
+#[derive(Clone, Copy)]
+struct Buffers<'a> {
+    text: &'a str,
+    items: &'a [u32],
+    fields: &'a [(Span, u32)],
+}
+
+impl<'a> Buffers<'a> {
+    fn of(v: &'a Value) -> Self {
+        Buffers { text: &v.text, items: &v.items, fields: &v.fields }
     }
-}
 
-/// Every child index of a node, in order.
-fn children(node: &Node) -> impl Iterator<Item = u32> + '_ {
-    let (one, list): (Option<u32>, &[u32]) = match node {
-        Node::Array(items) => (None, items),
-        Node::Secret(c) => (Some(*c), &[]),
-        Node::Output(o) => (o.value, &[]),
-        _ => (None, &[]),
-    };
-    let named = named_children(node).unwrap_or(&[]);
-    one.into_iter().chain(list.iter().copied()).chain(named.iter().map(|(_, c)| *c))
-}
+    fn str(self, s: Span) -> Option<&'a str> {
+        self.text.get(range(s))
+    }
 
-/// Points child slot `slot` of `node` at `child` (wire -> WIT, filling placeholders).
-fn set_child(node: &mut Node, slot: usize, child: u32) {
-    let target = match node {
-        Node::Array(items) => items.get_mut(slot),
-        Node::Object(fields) | Node::Archive(Archive { source: Some(ArchiveSource::Assets(fields)), .. }) => {
-            fields.get_mut(slot).map(|(_, c)| c)
+    fn items(self, s: Span) -> Option<&'a [u32]> {
+        self.items.get(range(s))
+    }
+
+    fn fields(self, s: Span) -> Option<&'a [(Span, u32)]> {
+        self.fields.get(range(s))
+    }
+
+    /// The named children of an object or an archive of members.
+    fn named(self, node: &Node) -> Option<&'a [(Span, u32)]> {
+        match node {
+            Node::Object(s) | Node::Archive(Archive { source: Some(ArchiveSource::Assets(s)), .. }) => {
+                Some(self.fields(*s).unwrap_or_default())
+            }
+            _ => None,
         }
-        Node::Secret(c) | Node::Output(OutputValue { value: Some(c), .. }) => Some(c),
-        _ => None,
-    };
-    if let Some(t) = target {
-        *t = child;
+    }
+
+    /// Every child index of a node, in order.
+    fn children(self, node: &Node) -> impl Iterator<Item = u32> + 'a {
+        let (one, list): (Option<u32>, &[u32]) = match node {
+            Node::Array(s) => (None, self.items(*s).unwrap_or_default()),
+            Node::Secret(c) => (Some(*c), &[]),
+            Node::Output(o) => (o.value, &[]),
+            _ => (None, &[]),
+        };
+        let named = self.named(node).unwrap_or_default();
+        one.into_iter().chain(list.iter().copied()).chain(named.iter().map(|(_, c)| *c))
+    }
+
+    /// The path of node `i`, following `parent` links (each strictly smaller) to the root.
+    fn path_of(self, nodes: &[Node], parent: &[u32], mut i: u32) -> PropertyPath {
+        enum Seg<'a> {
+            Key(&'a str),
+            Index(usize),
+        }
+        let mut segs = Vec::new();
+        while i != 0 {
+            let Some(&p) = parent.get(i as usize) else { break };
+            if p >= i {
+                break;
+            }
+            match nodes.get(p as usize) {
+                Some(Node::Array(s)) => {
+                    segs.extend(self.items(*s).unwrap_or_default().iter().position(|&c| c == i).map(Seg::Index))
+                }
+                Some(n) => {
+                    let named = self.named(n).unwrap_or_default();
+                    let key = named.iter().find(|(_, c)| *c == i).map(|(k, _)| self.str(*k).unwrap_or("?"));
+                    segs.extend(key.map(Seg::Key));
+                }
+                None => {}
+            }
+            i = p;
+        }
+        let mut out = String::new();
+        for seg in segs.iter().rev() {
+            match seg {
+                Seg::Index(k) => out.push_str(&format!("[{k}]")),
+                Seg::Key(k)
+                    if !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') =>
+                {
+                    if !out.is_empty() {
+                        out.push('.');
+                    }
+                    out.push_str(k);
+                }
+                Seg::Key(k) => out.push_str(&format!("[{k:?}]")),
+            }
+        }
+        PropertyPath(out)
     }
 }
 
 /// No parent (the root, or not referenced yet).
 const NONE: u32 = u32::MAX;
 
-/// The path of node `i`, following `parent` links (each strictly smaller) to the root.
-fn path_of(nodes: &[Node], parent: &[u32], mut i: u32) -> PropertyPath {
-    enum Seg<'a> {
-        Key(&'a str),
-        Index(usize),
-    }
-    let mut segs = Vec::new();
-    while i != 0 {
-        let Some(&p) = parent.get(i as usize) else { break };
-        if p >= i {
-            break;
-        }
-        match nodes.get(p as usize) {
-            Some(Node::Array(items)) => segs.extend(items.iter().position(|&c| c == i).map(Seg::Index)),
-            Some(n) => {
-                let named = named_children(n).unwrap_or(&[]);
-                segs.extend(named.iter().find(|(_, c)| *c == i).map(|(k, _)| Seg::Key(k)));
-            }
-            None => {}
-        }
-        i = p;
-    }
-    let mut out = String::new();
-    for seg in segs.iter().rev() {
-        match seg {
-            Seg::Index(k) => out.push_str(&format!("[{k}]")),
-            Seg::Key(k) if !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') => {
-                if !out.is_empty() {
-                    out.push('.');
-                }
-                out.push_str(k);
-            }
-            Seg::Key(k) => out.push_str(&format!("[{k:?}]")),
-        }
-    }
-    PropertyPath(out)
-}
-
 // ---------------------------------------------------------------------------
 // Wire -> WIT
 // ---------------------------------------------------------------------------
 
 /// A property map from the wire. The root is always an object node.
-/// Strings and byte lists move into the result; nothing is copied.
 pub fn struct_into_wit(s: Struct) -> Result<Value, ConvertError> {
     let mut d = Decoder::new(Limits::default().max_depth);
     d.nodes.push(Node::Null);
@@ -350,17 +382,55 @@ struct Task {
 struct Decoder {
     nodes: Vec<Node>,
     parent: Vec<u32>,
+    text: String,
+    items: Vec<u32>,
+    fields: Vec<(Span, u32)>,
     stack: Vec<Task>,
     max_depth: usize,
 }
 
+/// A span of `start..end`. Lengths past `u32` wrap here; `Decoder::run`
+/// refuses any value whose buffers outgrow `u32` before a span escapes.
+fn span(start: usize, end: usize) -> Span {
+    Span { start: start as u32, len: (end - start) as u32 }
+}
+
 impl Decoder {
     fn new(max_depth: usize) -> Self {
-        Decoder { nodes: Vec::new(), parent: Vec::new(), stack: Vec::new(), max_depth }
+        Decoder {
+            nodes: Vec::new(),
+            parent: Vec::new(),
+            text: String::new(),
+            items: Vec::new(),
+            fields: Vec::new(),
+            stack: Vec::new(),
+            max_depth,
+        }
     }
 
     fn push(&mut self, value: WireValue, parent: u32, slot: usize, depth: usize, member: bool) {
         self.stack.push(Task { value, parent, slot, depth, member });
+    }
+
+    fn text(&mut self, s: &str) -> Span {
+        let start = self.text.len();
+        self.text.push_str(s);
+        span(start, self.text.len())
+    }
+
+    /// Points child slot `slot` of node `parent` at `child`, filling the placeholder.
+    fn set_child(&mut self, parent: u32, slot: usize, child: u32) {
+        let target = match self.nodes.get_mut(parent as usize) {
+            Some(Node::Array(s)) => self.items.get_mut(s.start as usize + slot),
+            Some(Node::Object(s) | Node::Archive(Archive { source: Some(ArchiveSource::Assets(s)), .. })) => {
+                self.fields.get_mut(s.start as usize + slot).map(|(_, c)| c)
+            }
+            Some(Node::Secret(c) | Node::Output(OutputValue { value: Some(c), .. })) => Some(c),
+            _ => None,
+        };
+        if let Some(t) = target {
+            *t = child;
+        }
     }
 
     /// Children are pushed last-first, so popping the stack visits them in pre-order.
@@ -373,14 +443,13 @@ impl Decoder {
                 .ok_or(ConvertError::TooManyNodes { count, max: NONE as usize })?;
             self.nodes.push(Node::Null);
             self.parent.push(t.parent);
-            if let Some(p) = self.nodes.get_mut(t.parent as usize) {
-                set_child(p, t.slot, idx);
-            }
+            self.set_child(t.parent, t.slot, idx);
             let decoded = if t.depth > self.max_depth { Err(Fault::TooDeep) } else { self.decode(t, idx) };
             match decoded {
                 Ok(node) => self.nodes[idx as usize] = node,
                 Err(fault) => {
-                    let path = path_of(&self.nodes, &self.parent, idx);
+                    let bufs = Buffers { text: &self.text, items: &self.items, fields: &self.fields };
+                    let path = bufs.path_of(&self.nodes, &self.parent, idx);
                     return Err(match fault {
                         Fault::Malformed(what, reason) => ConvertError::Malformed { path, what, reason },
                         Fault::Signature(signature) => ConvertError::UnrecognizedSignature { path, signature },
@@ -391,7 +460,12 @@ impl Decoder {
                 }
             }
         }
-        Ok(Value { nodes: self.nodes })
+        for (buffer, len) in [("text", self.text.len()), ("items", self.items.len()), ("fields", self.fields.len())] {
+            if u32::try_from(len).is_err() {
+                return Err(ConvertError::TooLarge { buffer });
+            }
+        }
+        Ok(Value { nodes: self.nodes, items: self.items, fields: self.fields, text: self.text })
     }
 
     fn decode(&mut self, t: Task, idx: u32) -> Result<Node, Fault> {
@@ -400,13 +474,17 @@ impl Decoder {
             None | Some(Kind::NullValue(_)) => Node::Null,
             Some(Kind::BoolValue(b)) => Node::Bool(b),
             Some(Kind::NumberValue(n)) => Node::Number(n),
-            Some(Kind::StringValue(s)) => unknown_kind(&s).map_or(Node::String(s), Node::Unknown),
+            Some(Kind::StringValue(s)) => match unknown_kind(&s) {
+                Some(kind) => Node::Unknown(kind),
+                None => Node::String(self.text(&s)),
+            },
             Some(Kind::ListValue(l)) => {
-                let len = l.values.len();
+                let start = self.items.len();
+                self.items.resize(start + l.values.len(), 0);
                 for (slot, v) in l.values.into_iter().enumerate().rev() {
                     self.push(v, idx, slot, depth + 1, false);
                 }
-                Node::Array(vec![0; len])
+                Node::Array(span(start, self.items.len()))
             }
             Some(Kind::StructValue(mut s)) => match s.fields.remove(sig::KEY) {
                 None => self.object(s, idx, depth),
@@ -419,31 +497,29 @@ impl Decoder {
         Ok(node)
     }
 
-    /// Pushes `fields`' values as children of node `idx`; returns their keys.
-    fn children(
-        &mut self,
-        fields: BTreeMap<String, WireValue>,
-        idx: u32,
-        depth: usize,
-        member: bool,
-    ) -> Vec<(String, u32)> {
-        let mut keys = Vec::with_capacity(fields.len());
-        let values: Vec<WireValue> = fields
-            .into_iter()
-            .map(|(k, v)| {
-                keys.push((k, 0));
-                v
-            })
-            .collect();
+    /// Appends `fields`' keys and pushes their values as children of node
+    /// `idx`; returns the span of `fields` they take.
+    fn children(&mut self, fields: BTreeMap<String, WireValue>, idx: u32, depth: usize, member: bool) -> Span {
+        let start = self.fields.len();
+        let mut values = Vec::with_capacity(fields.len());
+        for (k, v) in fields {
+            let key = self.text(&k);
+            self.fields.push((key, 0));
+            values.push(v);
+        }
         for (slot, v) in values.into_iter().enumerate().rev() {
             self.push(v, idx, slot, depth + 1, member);
         }
-        keys
+        span(start, self.fields.len())
     }
 
     /// A plain object; also the root of a property map, whatever its keys.
     fn object(&mut self, s: Struct, idx: u32, depth: usize) -> Node {
         Node::Object(self.children(s.fields, idx, depth, false))
+    }
+
+    fn opt_text(&mut self, s: Option<String>) -> Option<Span> {
+        s.map(|s| self.text(&s))
     }
 
     /// A special value: `s` without its signature key.
@@ -463,9 +539,10 @@ impl Decoder {
                 let id = match take_str(&mut s, W, "id")? {
                     None => None,
                     Some(id) if !known_id(&id) => Some(ReferenceId::Unknown),
-                    Some(id) => Some(ReferenceId::Known(id)),
+                    Some(id) => Some(ReferenceId::Known(self.text(&id))),
                 };
                 let package_version = take_str(&mut s, W, "packageVersion")?.unwrap_or_default();
+                let (urn, package_version) = (self.text(&urn), self.text(&package_version));
                 Ok(Node::ResourceReference(ResourceReference { urn, id, package_version }))
             }
             sig::OUTPUT_VALUE => {
@@ -481,7 +558,7 @@ impl Decoder {
                         .values
                         .into_iter()
                         .map(|d| match d.kind {
-                            Some(Kind::StringValue(urn)) => Ok(urn),
+                            Some(Kind::StringValue(urn)) => Ok(self.text(&urn)),
                             _ => Err(not_a(W, "dependencies", "a list of strings")),
                         })
                         .collect::<Result<_, _>>()?,
@@ -497,22 +574,24 @@ impl Decoder {
             sig::ASSET => {
                 const W: &str = "asset";
                 let hash = take_str(&mut s, W, "hash")?;
+                let hash = self.opt_text(hash);
                 let source = if let Some(p) = take_str(&mut s, W, "path")? {
-                    Some(AssetSource::Path(p))
+                    Some(AssetSource::Path(self.text(&p)))
                 } else if let Some(u) = take_str(&mut s, W, "uri")? {
-                    Some(AssetSource::Uri(u))
+                    Some(AssetSource::Uri(self.text(&u)))
                 } else {
-                    take_str(&mut s, W, "text")?.map(AssetSource::Text)
+                    take_str(&mut s, W, "text")?.map(|t| AssetSource::Text(self.text(&t)))
                 };
                 Ok(Node::Asset(Asset { hash, source }))
             }
             sig::ARCHIVE => {
                 const W: &str = "archive";
                 let hash = take_str(&mut s, W, "hash")?;
+                let hash = self.opt_text(hash);
                 let source = if let Some(p) = take_str(&mut s, W, "path")? {
-                    Some(ArchiveSource::Path(p))
+                    Some(ArchiveSource::Path(self.text(&p)))
                 } else if let Some(u) = take_str(&mut s, W, "uri")? {
-                    Some(ArchiveSource::Uri(u))
+                    Some(ArchiveSource::Uri(self.text(&u)))
                 } else {
                     match s.fields.remove("assets").map(|v| v.kind) {
                         None => None,
@@ -539,19 +618,12 @@ impl Decoder {
 // ---------------------------------------------------------------------------
 
 /// A guest property map to the wire. The root must be an object. Strings
-/// and byte lists move into the result; nothing is copied.
+/// are copied out of the value's text.
 pub fn wit_into_struct(v: Value, opts: WireOptions, limits: Limits) -> Result<Struct, ConvertError> {
-    let root = v.nodes.first().ok_or(ConvertError::Empty)?;
-    if !matches!(root, Node::Object(_)) {
-        return Err(ConvertError::RootNotObject { found: kind_name(root) });
-    }
-    match wit_into_value(v, opts, limits)?.kind {
-        Some(Kind::StructValue(s)) => Ok(s),
-        _ => Err(ConvertError::RootNotObject { found: "a special value" }),
-    }
+    wit_to_struct(&v, opts, limits)
 }
 
-/// [`wit_into_struct`] of a borrowed value (copies it once it is validated).
+/// [`wit_into_struct`] of a borrowed value.
 pub fn wit_to_struct(v: &Value, opts: WireOptions, limits: Limits) -> Result<Struct, ConvertError> {
     let root = v.nodes.first().ok_or(ConvertError::Empty)?;
     if !matches!(root, Node::Object(_)) {
@@ -565,18 +637,50 @@ pub fn wit_to_struct(v: &Value, opts: WireOptions, limits: Limits) -> Result<Str
 
 /// A guest value to the wire.
 pub fn wit_into_value(v: Value, opts: WireOptions, limits: Limits) -> Result<WireValue, ConvertError> {
-    validate(&v.nodes, opts, limits)?;
-    Ok(build(v.nodes, opts))
+    wit_to_value(&v, opts, limits)
 }
 
-/// [`wit_into_value`] of a borrowed value (copies it once it is validated).
+/// [`wit_into_value`] of a borrowed value.
 pub fn wit_to_value(v: &Value, opts: WireOptions, limits: Limits) -> Result<WireValue, ConvertError> {
-    validate(&v.nodes, opts, limits)?;
-    Ok(build(v.nodes.clone(), opts))
+    validate(v, opts, limits)?;
+    Ok(build(v, opts))
+}
+
+/// Every span of `text` a node holds (keys are checked with their object).
+fn text_spans(node: &Node) -> impl Iterator<Item = Span> + '_ {
+    let fixed: [Option<Span>; 3] = match node {
+        Node::String(s) => [Some(*s), None, None],
+        Node::Asset(a) => {
+            let source = a.source.map(|(AssetSource::Text(s) | AssetSource::Path(s) | AssetSource::Uri(s))| s);
+            [a.hash, source, None]
+        }
+        Node::Archive(a) => {
+            let source = match a.source {
+                Some(ArchiveSource::Path(s) | ArchiveSource::Uri(s)) => Some(s),
+                _ => None,
+            };
+            [a.hash, source, None]
+        }
+        Node::ResourceReference(r) => {
+            let id = match r.id {
+                Some(ReferenceId::Known(s)) => Some(s),
+                _ => None,
+            };
+            [Some(r.urn), Some(r.package_version), id]
+        }
+        _ => [None; 3],
+    };
+    let deps: &[Span] = match node {
+        Node::Output(o) => &o.dependencies,
+        _ => &[],
+    };
+    fixed.into_iter().flatten().chain(deps.iter().copied())
 }
 
 /// Checks everything [`build`] relies on, in one forward pass over the nodes.
-fn validate(nodes: &[Node], opts: WireOptions, limits: Limits) -> Result<(), ConvertError> {
+fn validate(v: &Value, opts: WireOptions, limits: Limits) -> Result<(), ConvertError> {
+    let nodes = &v.nodes;
+    let bufs = Buffers::of(v);
     let count = nodes.len();
     if count == 0 {
         return Err(ConvertError::Empty);
@@ -593,45 +697,68 @@ fn validate(nodes: &[Node], opts: WireOptions, limits: Limits) -> Result<(), Con
         if i > 0 && parent[i] == NONE {
             return Err(ConvertError::Unreferenced { node: idx });
         }
-        if let Node::Bytes(b) = node
-            && !opts.byte_strings
-            && std::str::from_utf8(b).is_err()
-        {
-            return Err(ConvertError::ByteStringsNotNegotiated { path: path_of(nodes, &parent, idx) });
+        let bad_span = |buffer, reason| ConvertError::BadSpan {
+            path: bufs.path_of(nodes, &parent, idx),
+            node: idx,
+            buffer,
+            reason,
+        };
+        for s in text_spans(node) {
+            if bufs.str(s).is_none() {
+                return Err(bad_span("text", "is past its end or splits a character"));
+            }
         }
-        if let Some(named) = named_children(node) {
+        match node {
+            Node::Array(s) if bufs.items(*s).is_none() => return Err(bad_span("items", "is past its end")),
+            Node::Object(s) | Node::Archive(Archive { source: Some(ArchiveSource::Assets(s)), .. })
+                if bufs.fields(*s).is_none() =>
+            {
+                return Err(bad_span("fields", "is past its end"));
+            }
+            Node::Bytes(b) if !opts.byte_strings && std::str::from_utf8(b).is_err() => {
+                return Err(ConvertError::ByteStringsNotNegotiated { path: bufs.path_of(nodes, &parent, idx) });
+            }
+            _ => {}
+        }
+        if let Some(named) = bufs.named(node) {
             keys.clear();
             for (key, _) in named {
-                if !keys.insert(key.as_str()) {
-                    return Err(ConvertError::DuplicateKey { path: path_of(nodes, &parent, idx), key: key.clone() });
+                let Some(key) = bufs.str(*key) else {
+                    return Err(bad_span("text", "is past its end or splits a character"));
+                };
+                if !keys.insert(key) {
+                    let path = bufs.path_of(nodes, &parent, idx);
+                    return Err(ConvertError::DuplicateKey { path, key: key.to_owned() });
                 }
                 if key == sig::KEY && matches!(node, Node::Object(_)) {
-                    return Err(ConvertError::ReservedKey { path: path_of(nodes, &parent, idx) });
+                    return Err(ConvertError::ReservedKey { path: bufs.path_of(nodes, &parent, idx) });
                 }
             }
         }
         let members = matches!(node, Node::Archive(_));
-        for child in children(node) {
+        for child in bufs.children(node) {
             let c = child as usize;
             if c >= count {
-                let path = path_of(nodes, &parent, idx);
+                let path = bufs.path_of(nodes, &parent, idx);
                 return Err(ConvertError::ChildOutOfRange { path, node: idx, child, len: count });
             }
             if child <= idx {
-                let path = path_of(nodes, &parent, idx);
+                let path = bufs.path_of(nodes, &parent, idx);
                 return Err(ConvertError::ChildNotAfterParent { path, node: idx, child });
             }
             if parent[c] != NONE {
                 let (first, second) = (parent[c], idx);
-                return Err(ConvertError::SharedNode { path: path_of(nodes, &parent, child), child, first, second });
+                let path = bufs.path_of(nodes, &parent, child);
+                return Err(ConvertError::SharedNode { path, child, first, second });
             }
             parent[c] = idx;
             depth[c] = depth[i] + 1;
             if depth[c] > limits.max_depth {
-                return Err(ConvertError::TooDeep { path: path_of(nodes, &parent, child), max: limits.max_depth });
+                let path = bufs.path_of(nodes, &parent, child);
+                return Err(ConvertError::TooDeep { path, max: limits.max_depth });
             }
             if members && !matches!(nodes[c], Node::Asset(_) | Node::Archive(_)) {
-                let path = path_of(nodes, &parent, child);
+                let path = bufs.path_of(nodes, &parent, child);
                 return Err(ConvertError::ArchiveMember { path, found: kind_name(&nodes[c]) });
             }
         }
@@ -654,67 +781,70 @@ fn special<'a>(signature: &str, fields: impl IntoIterator<Item = (&'a str, WireV
     wire(Kind::StructValue(Struct { fields: map }))
 }
 
-/// Builds the wire value of a validated node list, last node first, so each
+/// Builds the wire value of a validated value, last node first, so each
 /// node's children (all after it) are already built and each is taken once.
-fn build(nodes: Vec<Node>, opts: WireOptions) -> WireValue {
+fn build(v: &Value, opts: WireOptions) -> WireValue {
+    let bufs = Buffers::of(v);
+    // Validated: every span is in range; an empty string is never used.
+    let text = |s: Span| bufs.str(s).unwrap_or_default();
     let mut done: Vec<Option<WireValue>> = Vec::new();
-    done.resize_with(nodes.len(), || None);
-    for (i, node) in nodes.into_iter().enumerate().rev() {
+    done.resize_with(v.nodes.len(), || None);
+    let named = |s: Span, done: &mut Vec<Option<WireValue>>| -> BTreeMap<String, WireValue> {
+        let pairs = bufs.fields(s).unwrap_or_default();
+        pairs.iter().map(|&(k, c)| (text(k).to_owned(), take(done, c))).collect()
+    };
+    for (i, node) in v.nodes.iter().enumerate().rev() {
         let v = match node {
             Node::Null => wire(Kind::NullValue(0)),
-            Node::Bool(b) => wire(Kind::BoolValue(b)),
-            Node::Number(n) => wire(Kind::NumberValue(n)),
-            Node::String(s) => string(s),
-            Node::Bytes(b) if opts.byte_strings => byte_string(&b),
+            Node::Bool(b) => wire(Kind::BoolValue(*b)),
+            Node::Number(n) => wire(Kind::NumberValue(*n)),
+            Node::String(s) => string(text(*s)),
+            Node::Bytes(b) if opts.byte_strings => byte_string(b),
             // Validation let through only UTF-8 bytes when byte strings are not negotiated.
-            Node::Bytes(b) => String::from_utf8(b).map_or_else(|e| byte_string(e.as_bytes()), string),
-            Node::Array(items) => {
-                let values = items.iter().map(|&c| take(&mut done, c)).collect();
+            Node::Bytes(b) => std::str::from_utf8(b).map_or_else(|_| byte_string(b), string),
+            Node::Array(s) => {
+                let values = bufs.items(*s).unwrap_or_default().iter().map(|&c| take(&mut done, c)).collect();
                 wire(Kind::ListValue(ListValue { values }))
             }
-            Node::Object(fields) => {
-                let fields = fields.into_iter().map(|(k, c)| (k, take(&mut done, c))).collect();
-                wire(Kind::StructValue(Struct { fields }))
-            }
-            Node::Asset(a) => asset(a),
+            Node::Object(s) => wire(Kind::StructValue(Struct { fields: named(*s, &mut done) })),
+            Node::Asset(a) => asset(a, text),
             Node::Archive(a) => {
                 let source = match a.source {
                     None => None,
-                    Some(ArchiveSource::Path(p)) => Some(("path", string(p))),
-                    Some(ArchiveSource::Uri(u)) => Some(("uri", string(u))),
-                    Some(ArchiveSource::Assets(members)) => {
-                        let fields = members.into_iter().map(|(k, c)| (k, take(&mut done, c))).collect();
-                        Some(("assets", wire(Kind::StructValue(Struct { fields }))))
+                    Some(ArchiveSource::Path(p)) => Some(("path", string(text(p)))),
+                    Some(ArchiveSource::Uri(u)) => Some(("uri", string(text(u)))),
+                    Some(ArchiveSource::Assets(m)) => {
+                        Some(("assets", wire(Kind::StructValue(Struct { fields: named(m, &mut done) }))))
                     }
                 };
-                let hash = a.hash.map(|h| ("hash", string(h)));
+                let hash = a.hash.map(|h| ("hash", string(text(h))));
                 special(sig::ARCHIVE, hash.into_iter().chain(source))
             }
-            Node::Secret(c) if opts.plain_secrets => take(&mut done, c),
-            Node::Secret(c) => special(sig::SECRET, [("value", take(&mut done, c))]),
-            Node::Unknown(k) => string(sentinel(k)),
+            Node::Secret(c) if opts.plain_secrets => take(&mut done, *c),
+            Node::Secret(c) => special(sig::SECRET, [("value", take(&mut done, *c))]),
+            Node::Unknown(k) => string(sentinel(*k)),
             // As Pulumi's own SDKs send a reference to a caller that takes none.
             Node::ResourceReference(r) if opts.plain_references => match r.id {
-                Some(ReferenceId::Known(id)) if known_id(&id) => string(id),
-                Some(_) => string(sig::UNKNOWN_STRING.to_owned()),
-                None => string(r.urn),
+                Some(ReferenceId::Known(id)) if known_id(text(id)) => string(text(id)),
+                Some(_) => string(sig::UNKNOWN_STRING),
+                None => string(text(r.urn)),
             },
             Node::ResourceReference(r) => {
                 // The engine reads an empty ID or an unknown sentinel as an
                 // unknown ID; a guest's "known" one is sent as what it will be read as.
                 let id = r.id.map(|id| match id {
-                    ReferenceId::Known(id) if known_id(&id) => ("id", string(id)),
+                    ReferenceId::Known(id) if known_id(text(id)) => ("id", string(text(id))),
                     ReferenceId::Known(_) | ReferenceId::Unknown => ("id", string("")),
                 });
-                let version = Some(r.package_version).filter(|v| !v.is_empty());
+                let version = Some(text(r.package_version)).filter(|v| !v.is_empty());
                 let version = version.map(|v| ("packageVersion", string(v)));
-                special(sig::RESOURCE_REFERENCE, [("urn", string(r.urn))].into_iter().chain(id).chain(version))
+                special(sig::RESOURCE_REFERENCE, [("urn", string(text(r.urn)))].into_iter().chain(id).chain(version))
             }
             Node::Output(o) => {
                 let value = o.value.map(|c| ("value", take(&mut done, c)));
                 let secret = o.secret.then(|| ("secret", wire(Kind::BoolValue(true))));
                 let deps = (!o.dependencies.is_empty()).then(|| {
-                    let values = o.dependencies.into_iter().map(string).collect();
+                    let values = o.dependencies.iter().map(|&d| string(text(d))).collect();
                     ("dependencies", wire(Kind::ListValue(ListValue { values })))
                 });
                 special(sig::OUTPUT_VALUE, value.into_iter().chain(secret).chain(deps))
@@ -735,12 +865,12 @@ fn byte_string(b: &[u8]) -> WireValue {
     special(sig::BYTE_STRING, [("value", string(BASE64.encode(b)))])
 }
 
-fn asset(a: Asset) -> WireValue {
-    let hash = a.hash.map(|h| ("hash", string(h)));
+fn asset<'a>(a: &Asset, text: impl Fn(Span) -> &'a str) -> WireValue {
+    let hash = a.hash.map(|h| ("hash", string(text(h))));
     let source = a.source.map(|s| match s {
-        AssetSource::Text(t) => ("text", string(t)),
-        AssetSource::Path(p) => ("path", string(p)),
-        AssetSource::Uri(u) => ("uri", string(u)),
+        AssetSource::Text(t) => ("text", string(text(t))),
+        AssetSource::Path(p) => ("path", string(text(p))),
+        AssetSource::Uri(u) => ("uri", string(text(u))),
     });
     special(sig::ASSET, hash.into_iter().chain(source))
 }

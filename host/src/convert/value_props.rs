@@ -10,6 +10,12 @@ use prost_types::value::Kind;
 use prost_types::{ListValue, Struct, Value as WireValue};
 
 use super::*;
+// Guest values are generated in 0.1.0's nodes (each string and child list in
+// place) and converted as an 0.1.0 component's are; `hostile_flat` makes
+// values in the latest encoding directly, with any spans.
+use crate::runtime::bindings::nodes_into_flat;
+use crate::runtime::bindings::v0_1_0::pulumi::provider::types as old;
+use old::{Archive, ArchiveSource, Asset, AssetSource, Node, OutputValue, ReferenceId, ResourceReference, UnknownKind};
 
 const SIGNATURES: [&str; 7] = [
     sig::SECRET,
@@ -160,6 +166,50 @@ fn flatten(t: Tree, nodes: &mut Vec<Node>) -> u32 {
     at as u32
 }
 
+/// A span of a buffer of `len`: mostly in range, sometimes past its end.
+fn span(len: usize) -> impl Strategy<Value = Span> {
+    let len = len as u32;
+    (0..len + 3, 0..len + 3).prop_map(|(start, len)| Span { start, len })
+}
+
+/// A value in the latest encoding whose spans are anything: past the ends
+/// of the buffers, splitting a multi-byte character, shared by two nodes.
+fn hostile_flat() -> impl Strategy<Value = Value> {
+    ("[a-zé€😀]{0,10}", vec(0u32..8, 0..8), 0usize..8)
+        .prop_flat_map(|(text, items, fields)| {
+            let t = text.len();
+            let reference = (span(t), span(t), prop::option::of(span(t))).prop_map(|(urn, package_version, id)| {
+                super::Node::ResourceReference(super::ResourceReference {
+                    urn,
+                    id: id.map(super::ReferenceId::Known),
+                    package_version,
+                })
+            });
+            let asset = (prop::option::of(span(t)), span(t)).prop_map(|(hash, s)| {
+                super::Node::Asset(super::Asset { hash, source: Some(super::AssetSource::Text(s)) })
+            });
+            let node = prop_oneof![
+                Just(super::Node::Null),
+                span(t).prop_map(super::Node::String),
+                span(items.len()).prop_map(super::Node::Array),
+                span(fields).prop_map(super::Node::Object),
+                span(fields).prop_map(|s| super::Node::Archive(super::Archive {
+                    hash: None,
+                    source: Some(super::ArchiveSource::Assets(s)),
+                })),
+                vec(span(t), 0..2).prop_map(|dependencies| super::Node::Output(super::OutputValue {
+                    value: None,
+                    secret: false,
+                    dependencies,
+                })),
+                reference,
+                asset,
+            ];
+            (vec(node, 1..8), vec((span(t), 0u32..8), fields), Just(items), Just(text))
+        })
+        .prop_map(|(nodes, fields, items, text)| Value { nodes, items, fields, text })
+}
+
 /// What a guest's value becomes on the wire must read back as itself: the
 /// engine, or this host in a later call, gets the same value again.
 fn stable_on_the_wire(sent: &WireValue) {
@@ -215,7 +265,7 @@ proptest! {
 
     #[test]
     fn any_guest_node_list_is_a_value_or_an_error(nodes in nodes(), byte_strings in any::<bool>()) {
-        let v = Value { nodes };
+        let v = nodes_into_flat(old::Value { nodes });
         let opts = WireOptions { byte_strings, ..WireOptions::default() };
         let borrowed = wit_to_value(&v, opts, Limits::default());
         if let Ok(sent) = &borrowed {
@@ -232,10 +282,21 @@ proptest! {
     }
 
     #[test]
+    fn any_guest_value_with_any_spans_is_a_value_or_an_error(v in hostile_flat(), byte_strings in any::<bool>()) {
+        let opts = WireOptions { byte_strings, ..WireOptions::default() };
+        if let Ok(sent) = wit_to_value(&v, opts, Limits::default()) {
+            stable_on_the_wire(&sent);
+        }
+        if let Ok(sent) = wit_to_struct(&v, opts, Limits::default()) {
+            stable_on_the_wire(&WireValue { kind: Some(Kind::StructValue(sent)) });
+        }
+    }
+
+    #[test]
     fn any_well_formed_guest_tree_is_a_value_or_an_error(t in tree(), byte_strings in any::<bool>()) {
         let mut nodes = Vec::new();
         flatten(t, &mut nodes);
-        let v = Value { nodes };
+        let v = nodes_into_flat(old::Value { nodes });
         if let Ok(sent) = wit_to_value(&v, WireOptions { byte_strings, ..WireOptions::default() }, Limits::default()) {
             stable_on_the_wire(&sent);
         }

@@ -4,6 +4,16 @@ use prost_types::value::Kind;
 use prost_types::{ListValue, Struct, Value as WireValue};
 
 use super::*;
+// The tests write guest values in 0.1.0's nodes, each string and child list
+// in place, and convert them as the host converts an 0.1.0 component's.
+use crate::runtime::bindings::v0_1_0::pulumi::provider::types as old;
+use crate::runtime::bindings::{flat_to_nodes, nodes_into_flat};
+use old::{Archive, ArchiveSource, Asset, AssetSource, Node, OutputValue, ReferenceId, ResourceReference, UnknownKind};
+
+/// A value's nodes in 0.1.0's form, to match on.
+fn old(v: &Value) -> Vec<Node> {
+    flat_to_nodes(v).nodes
+}
 
 // ---- wire builders -----------------------------------------------------------
 
@@ -46,7 +56,7 @@ fn negotiated() -> WireOptions {
 #[track_caller]
 fn roundtrip(original: Struct) {
     let wit = struct_to_wit(&original).expect("decode");
-    assert!(matches!(wit.nodes[0], Node::Object(_)));
+    assert!(matches!(wit.nodes[0], super::Node::Object(_)));
     assert_preorder(&wit);
     let back = wit_to_struct(&wit, negotiated(), Limits::default()).expect("encode");
     assert_eq!(back, original);
@@ -56,7 +66,7 @@ fn roundtrip(original: Struct) {
 #[track_caller]
 fn assert_preorder(v: &Value) {
     fn walk(v: &Value, i: u32, next: &mut u32) {
-        for c in children(&v.nodes[i as usize]) {
+        for c in Buffers::of(v).children(&v.nodes[i as usize]) {
             assert_eq!(c, *next, "node {i} is not in pre-order");
             *next += 1;
             walk(v, c, next);
@@ -108,7 +118,7 @@ fn roundtrip_unknowns() {
     ];
     for (sentinel, kind) in all {
         let wit = value_to_wit(&s(sentinel)).expect("decode");
-        assert!(matches!(wit.nodes[..], [Node::Unknown(k)] if k == kind), "{sentinel}");
+        assert!(matches!(old(&wit)[..], [Node::Unknown(k)] if k == kind), "{sentinel}");
         roundtrip(single(s(sentinel)));
     }
 }
@@ -137,7 +147,7 @@ fn roundtrip_archives() {
     roundtrip(single(sp(sig::ARCHIVE, [("uri", s("file:///a.zip"))])));
     roundtrip(single(sp(sig::ARCHIVE, [("hash", s(HASH))])));
     let wit = struct_to_wit(&single(sp(sig::ARCHIVE, [("hash", s(HASH))]))).expect("decode");
-    assert!(matches!(&wit.nodes[1], Node::Archive(Archive { hash: Some(_), source: None })));
+    assert!(matches!(&old(&wit)[1], Node::Archive(Archive { hash: Some(_), source: None })));
 }
 
 #[test]
@@ -145,11 +155,11 @@ fn archive_source_precedence_is_path_uri_assets() {
     let v = sp(sig::ARCHIVE, [("path", s("p")), ("uri", s("u")), ("assets", obj([]))]);
     let wit = value_to_wit(&v).expect("decode");
     assert!(
-        matches!(&wit.nodes[..], [Node::Archive(Archive { source: Some(ArchiveSource::Path(p)), .. })] if p == "p")
+        matches!(&old(&wit)[..], [Node::Archive(Archive { source: Some(ArchiveSource::Path(p)), .. })] if p == "p")
     );
     let v = sp(sig::ARCHIVE, [("uri", s("u")), ("assets", obj([]))]);
     let wit = value_to_wit(&v).expect("decode");
-    assert!(matches!(&wit.nodes[..], [Node::Archive(Archive { source: Some(ArchiveSource::Uri(u)), .. })] if u == "u"));
+    assert!(matches!(&old(&wit)[..], [Node::Archive(Archive { source: Some(ArchiveSource::Uri(u)), .. })] if u == "u"));
 }
 
 #[test]
@@ -161,11 +171,11 @@ fn roundtrip_resource_references() {
     roundtrip(single(sp(rr, [("urn", s(URN)), ("id", s("i-1")), ("packageVersion", s("1.2.3"))])));
 
     let wit = value_to_wit(&sp(rr, [("urn", s(URN))])).expect("decode");
-    assert!(matches!(&wit.nodes[..], [Node::ResourceReference(ResourceReference { id: None, .. })]));
+    assert!(matches!(&old(&wit)[..], [Node::ResourceReference(ResourceReference { id: None, .. })]));
     // The unknown sentinel as an ID is an unknown ID, sent back as "".
     let wit = value_to_wit(&sp(rr, [("urn", s(URN)), ("id", s(sig::UNKNOWN_STRING))])).expect("decode");
     assert!(matches!(
-        &wit.nodes[..],
+        &old(&wit)[..],
         [Node::ResourceReference(ResourceReference { id: Some(ReferenceId::Unknown), .. })]
     ));
     let back = wit_to_value(&wit, WireOptions::default(), Limits::default()).expect("encode");
@@ -225,7 +235,7 @@ fn roundtrip_output_values() {
 fn roundtrip_byte_string_when_negotiated() {
     roundtrip(single(sp(sig::BYTE_STRING, [("value", s("/wAB"))])));
     let wit = value_to_wit(&sp(sig::BYTE_STRING, [("value", s("/wAB"))])).expect("decode");
-    assert!(matches!(&wit.nodes[..], [Node::Bytes(bytes)] if bytes == &[0xff, 0, 1]));
+    assert!(matches!(&old(&wit)[..], [Node::Bytes(bytes)] if bytes == &[0xff, 0, 1]));
 }
 
 fn nest(levels: usize) -> WireValue {
@@ -244,19 +254,19 @@ fn roundtrip_deep_nesting() {
 #[test]
 fn kind_none_is_null_and_root_object_keys_are_plain() {
     let wit = value_to_wit(&WireValue { kind: None }).expect("decode");
-    assert!(matches!(&wit.nodes[..], [Node::Null]));
+    assert!(matches!(&old(&wit)[..], [Node::Null]));
     // A property map's root is an object even when it holds the signature key.
     let wit = struct_to_wit(&map([(sig::KEY, s(sig::SECRET))])).expect("decode");
-    assert!(matches!(&wit.nodes[..], [Node::Object(f), Node::String(_)] if f[0].0 == sig::KEY));
+    assert!(matches!(&old(&wit)[..], [Node::Object(f), Node::String(_)] if f[0].0 == sig::KEY));
 }
 
 #[test]
 fn optional_structs() {
     let wit = opt_struct_to_wit(None).expect("decode");
-    assert!(matches!(&wit.nodes[..], [Node::Object(f)] if f.is_empty()));
+    assert!(matches!(&old(&wit)[..], [Node::Object(f)] if f.is_empty()));
     let wit = opt_struct_to_wit(Some(&map([("a", b(true))]))).expect("decode");
     assert_eq!(wit.nodes.len(), 2);
-    assert!(matches!(&empty_map().nodes[..], [Node::Object(f)] if f.is_empty()));
+    assert!(matches!(&old(&empty_map())[..], [Node::Object(f)] if f.is_empty()));
 }
 
 // ---- malformed wire input -----------------------------------------------------
@@ -353,7 +363,7 @@ fn wire_depth_is_bounded() {
 // ---- WIT -> wire: untrusted guest values ----------------------------------------
 
 fn wv(nodes: Vec<Node>) -> Value {
-    Value { nodes }
+    nodes_into_flat(old::Value { nodes })
 }
 fn o(fields: &[(&str, u32)]) -> Node {
     Node::Object(fields.iter().map(|(k, c)| ((*k).to_owned(), *c)).collect())
@@ -524,4 +534,73 @@ fn guest_byte_strings_need_negotiation() {
     // Bytes that are valid UTF-8 fall back to a plain string.
     let v = wv(vec![Node::Bytes(b"ok".to_vec())]);
     assert_eq!(wit_to_value(&v, WireOptions::default(), Limits::default()).expect("encode"), s("ok"));
+}
+
+// ---- spans of the latest encoding ------------------------------------------------
+
+fn at(start: u32, len: u32) -> Span {
+    Span { start, len }
+}
+
+/// A map `{k: <node>}` in the latest encoding, over `text`.
+fn flat_map(node: super::Node, text: &str) -> Value {
+    Value {
+        nodes: vec![super::Node::Object(at(0, 1)), node],
+        items: Vec::new(),
+        fields: vec![(at(0, 1), 1)],
+        text: text.to_owned(),
+    }
+}
+
+#[track_caller]
+fn assert_bad_span(v: Value, buffer: &str) {
+    match wit_to_struct(&v, negotiated(), Limits::default()) {
+        Err(e @ ConvertError::BadSpan { .. }) => {
+            let msg = e.to_string();
+            assert!(msg.contains(buffer) && msg.contains("`k`"), "{msg}");
+        }
+        other => panic!("expected a bad span of {buffer}, got {other:?}"),
+    }
+}
+
+#[test]
+fn guest_spans_must_be_in_range_and_on_character_boundaries() {
+    // "k" then "é" (two bytes): 1..3 is the é, 1..2 splits it.
+    let ok = flat_map(super::Node::String(at(1, 2)), "ké");
+    let sent = wit_to_struct(&ok, negotiated(), Limits::default()).expect("a valid span");
+    assert_eq!(sent, map([("k", s("é"))]));
+    assert_bad_span(flat_map(super::Node::String(at(1, 1)), "ké"), "text");
+    assert_bad_span(flat_map(super::Node::String(at(2, 5)), "ké"), "text");
+    assert_bad_span(flat_map(super::Node::String(at(u32::MAX, u32::MAX)), "ké"), "text");
+    let reference = super::ResourceReference {
+        urn: at(0, 1),
+        id: Some(super::ReferenceId::Known(at(9, 1))),
+        package_version: at(0, 0),
+    };
+    assert_bad_span(flat_map(super::Node::ResourceReference(reference), "ké"), "text");
+    let deps = super::OutputValue { value: None, secret: false, dependencies: vec![at(0, 1), at(1, 1)] };
+    assert_bad_span(flat_map(super::Node::Output(deps), "ké"), "text");
+    // Children: an array past the end of `items`, an object past `fields`.
+    assert_bad_span(flat_map(super::Node::Array(at(0, 1)), "k"), "items");
+    assert_bad_span(flat_map(super::Node::Object(at(1, 1)), "k"), "fields");
+    // A key that is not in the text fails as the object's own span would.
+    let mut v = flat_map(super::Node::Null, "k");
+    v.fields[0].0 = at(3, 1);
+    assert!(matches!(wit_to_struct(&v, negotiated(), Limits::default()), Err(ConvertError::BadSpan { .. })));
+    // Two arrays sharing one span of `items` share its children.
+    let v = Value {
+        nodes: vec![
+            super::Node::Array(at(0, 2)),
+            super::Node::Array(at(2, 1)),
+            super::Node::Array(at(2, 1)),
+            super::Node::Null,
+        ],
+        items: vec![1, 2, 3],
+        fields: Vec::new(),
+        text: String::new(),
+    };
+    assert!(matches!(
+        wit_to_value(&v, negotiated(), Limits::default()),
+        Err(ConvertError::SharedNode { child: 3, .. })
+    ));
 }

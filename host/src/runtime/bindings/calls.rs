@@ -1,0 +1,121 @@
+//! One face for a component of any supported contract version: its
+//! pre-instantiation, its instance, and the calls of its `resource-provider`
+//! export, in `latest`'s types.
+
+use wasmtime::AsContextMut;
+use wasmtime::component::InstancePre;
+
+use super::adapt::{Down, Up};
+use super::{rp, types, v0_1_0, v0_2_0};
+
+type OldGuest = v0_1_0::exports::pulumi::provider::resource_provider::Guest;
+type NewGuest = v0_2_0::exports::pulumi::provider::resource_provider::Guest;
+
+/// A linked component, ready to instantiate, by the version it exports.
+pub enum ProviderPre<T: 'static> {
+    Latest(v0_2_0::ProviderPre<T>),
+    V0_1(v0_1_0::ProviderPre<T>),
+}
+
+impl<T: Send + 'static> ProviderPre<T> {
+    /// Checks the component's exports against each version, newest first.
+    /// When none fits, the error is that of the version the component
+    /// names (the newest when it names none we know).
+    pub fn new(pre: InstancePre<T>) -> wasmtime::Result<Self> {
+        let latest = match v0_2_0::ProviderPre::new(pre.clone()) {
+            Ok(p) => return Ok(ProviderPre::Latest(p)),
+            Err(e) => e,
+        };
+        let names_old = exports_version(&pre, "0.1.");
+        v0_1_0::ProviderPre::new(pre).map(ProviderPre::V0_1).map_err(|old| if names_old { old } else { latest })
+    }
+
+    pub async fn instantiate_async(&self, store: impl AsContextMut<Data = T>) -> wasmtime::Result<Provider> {
+        match self {
+            ProviderPre::Latest(p) => p.instantiate_async(store).await.map(Provider::Latest),
+            ProviderPre::V0_1(p) => p.instantiate_async(store).await.map(Provider::V0_1),
+        }
+    }
+
+    /// The contract version the component was built against.
+    pub fn contract(&self) -> &'static str {
+        match self {
+            ProviderPre::Latest(_) => super::CONTRACT,
+            ProviderPre::V0_1(_) => "0.1.0",
+        }
+    }
+}
+
+fn exports_version<T>(pre: &InstancePre<T>, version: &str) -> bool {
+    let component = pre.component();
+    let prefix = format!("pulumi:provider/resource-provider@{version}");
+    component.component_type().exports(component.engine()).any(|(name, _)| name.starts_with(&prefix))
+}
+
+/// An instance of a component.
+pub enum Provider {
+    Latest(v0_2_0::Provider),
+    V0_1(v0_1_0::Provider),
+}
+
+impl Provider {
+    pub fn pulumi_provider_resource_provider(&self) -> Guest<'_> {
+        match self {
+            Provider::Latest(p) => Guest::Latest(p.pulumi_provider_resource_provider()),
+            Provider::V0_1(p) => Guest::V0_1(p.pulumi_provider_resource_provider()),
+        }
+    }
+}
+
+/// The `resource-provider` export of an instance.
+pub enum Guest<'a> {
+    Latest(&'a NewGuest),
+    V0_1(&'a OldGuest),
+}
+
+/// Each export, called in `latest`'s types: straight through for a
+/// component of the latest version; for an older one the arguments go down
+/// to its version and the answer comes back up.
+macro_rules! calls {
+    ($( $call:ident ( $($arg:ident : $ty:ty),* ) -> $ret:ty; )*) => {
+        impl Guest<'_> {
+            $(
+                pub async fn $call<S>(&self, store: S, $($arg: &$ty),*) -> wasmtime::Result<$ret>
+                where
+                    S: AsContextMut,
+                    S::Data: Send,
+                {
+                    match self {
+                        Guest::Latest(g) => g.$call(store, $($arg),*).await,
+                        Guest::V0_1(g) => {
+                            $(let $arg = $arg.down();)*
+                            g.$call(store, $(&$arg),*).await.map(Up::up)
+                        }
+                    }
+                }
+            )*
+        }
+    };
+}
+
+calls! {
+    call_get_plugin_info() -> rp::PluginInfo;
+    call_parameterize(request: rp::ParameterizeRequest) -> Result<rp::PackageRef, types::Error>;
+    call_get_schema(request: rp::GetSchemaRequest) -> Result<String, types::Error>;
+    call_check_config(request: rp::CheckRequest) -> Result<rp::CheckResponse, types::Error>;
+    call_diff_config(request: rp::DiffRequest) -> Result<rp::DiffResponse, types::Error>;
+    call_configure(request: rp::ConfigureRequest) -> Result<rp::ConfigureResponse, types::Error>;
+    call_invoke(request: rp::InvokeRequest) -> Result<rp::InvokeResponse, types::Error>;
+    call_call(request: rp::CallRequest) -> Result<rp::CallResponse, types::Error>;
+    call_check(request: rp::CheckRequest) -> Result<rp::CheckResponse, types::Error>;
+    call_diff(request: rp::DiffRequest) -> Result<rp::DiffResponse, types::Error>;
+    call_create(request: rp::CreateRequest) -> Result<rp::CreateResponse, types::Error>;
+    call_read(request: rp::ReadRequest) -> Result<rp::ReadResponse, types::Error>;
+    call_update(request: rp::UpdateRequest) -> Result<rp::UpdateResponse, types::Error>;
+    call_delete(request: rp::DeleteRequest) -> Result<(), types::Error>;
+    call_construct(request: rp::ConstructRequest) -> Result<rp::ConstructResponse, types::Error>;
+    call_list(request: rp::ListRequest) -> Result<rp::ListResponse, types::Error>;
+    call_get_mapping(key: str, provider: str) -> Result<Option<rp::Mapping>, types::Error>;
+    call_get_mappings(key: str) -> Result<Vec<String>, types::Error>;
+    call_cancel() -> ();
+}

@@ -1,0 +1,37 @@
+//! Host-side bindings of the provider world, one module per WIT version.
+//! The host works in `latest`'s types; a component built against an older
+//! version is served through [`Provider::V0_1`], whose calls convert each
+//! request down to that version and each answer back up (see `adapt`), so
+//! nothing above this layer knows there is more than one version.
+
+mod adapt;
+mod calls;
+mod flat;
+
+pub mod v0_1_0 {
+    wasmtime::component::bindgen!({
+        path: "../wit/since_v0.1.0",
+        world: "pulumi:provider/provider",
+        imports: { default: async | trappable },
+        exports: { default: async },
+    });
+}
+
+pub mod v0_2_0 {
+    wasmtime::component::bindgen!({
+        path: "../wit/since_v0.2.0",
+        world: "pulumi:provider/provider",
+        imports: { default: async | trappable },
+        exports: { default: async },
+    });
+}
+
+pub use calls::{Guest, Provider, ProviderPre};
+pub use flat::{flat_to_nodes, nodes_into_flat};
+pub use latest::exports::pulumi::provider::resource_provider as rp;
+pub use latest::pulumi::provider::types;
+pub use v0_2_0 as latest;
+/// The version of `latest`, for messages about components built against another.
+pub const CONTRACT: &str = "0.2.0";
+/// Every version this host serves, newest first.
+pub const CONTRACTS: [&str; 2] = ["0.2.0", "0.1.0"];
