@@ -22,6 +22,7 @@ use anyhow::{Context, bail, ensure};
 use prost_types::value::Kind;
 use prost_types::{ListValue, Struct, Value as WireValue};
 use pulumi_wasm_host::convert::value::{Limits, WireOptions, sig, struct_into_wit, wit_into_struct};
+use pulumi_wasm_host::runtime::bindings::{flat_to_nodes, nodes_into_flat};
 use wasmtime::component::{Component, Linker, ResourceTable};
 use wasmtime::{Config, Engine, Store};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
@@ -34,7 +35,7 @@ mod bindings {
         path: "abi/wit",
         world: "pulumi-bench:abi/abi",
         exports: { default: async },
-        with: { "pulumi:provider/types@0.1.0": pulumi_wasm_host::runtime::bindings::types },
+        with: { "pulumi:provider/types@0.1.0": pulumi_wasm_host::runtime::bindings::v0_1_0::pulumi::provider::types },
     });
 }
 
@@ -95,12 +96,13 @@ impl Guest {
         Ok((back, [to, call, t.elapsed()]))
     }
 
-    /// Through the guest in the current encoding.
+    /// Through the guest in 0.1.0's encoding, as the host serves an 0.1.0
+    /// component: its own conversion, then the adapter's to and from nodes.
     async fn nodes(&mut self, s: Struct) -> anyhow::Result<(Struct, [Duration; 3])> {
         self.stages(
-            || Ok((struct_into_wit(s)?, ())),
+            || Ok((flat_to_nodes(&struct_into_wit(s)?), ())),
             async |abi, store, v| abi.call_echo_nodes(store, v).await,
-            |out, ()| Ok(wit_into_struct(out, WireOptions::default(), Limits::default())?),
+            |out, ()| Ok(wit_into_struct(nodes_into_flat(out), WireOptions::default(), Limits::default())?),
         )
         .await
     }
@@ -112,11 +114,11 @@ impl Guest {
             || {
                 let mut kept = Vec::new();
                 for_each_asset(&mut s, &mut |asset| kept.extend(asset.fields.remove("text")));
-                Ok((struct_into_wit(s)?, kept))
+                Ok((flat_to_nodes(&struct_into_wit(s)?), kept))
             },
             async |abi, store, v| abi.call_echo_nodes(store, v).await,
             |out, kept| {
-                let mut back = wit_into_struct(out, WireOptions::default(), Limits::default())?;
+                let mut back = wit_into_struct(nodes_into_flat(out), WireOptions::default(), Limits::default())?;
                 // The guest returns the assets in the order it got them.
                 let mut kept = kept.into_iter();
                 for_each_asset(&mut back, &mut |asset| {

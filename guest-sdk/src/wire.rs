@@ -24,24 +24,46 @@ macro_rules! __value_codec {
         use $types as w;
 
         /// Flattens a map into pre-order nodes, the root first, children
-        /// after parents. Strings and byte lists move into the nodes.
+        /// after parents; every string goes into the one `text`.
         // Not inlined: every export uses it, and one copy keeps components small.
         #[inline(never)]
         pub fn encode_map_owned(m: PropertyMap) -> w::Value {
             // Exact for a flat map (the usual result); nested values grow it.
-            let mut enc = Encoder { nodes: Vec::with_capacity(1 + m.len()) };
+            let mut enc = Encoder {
+                nodes: Vec::with_capacity(1 + m.len()),
+                items: Vec::new(),
+                fields: Vec::with_capacity(m.len()),
+                text: String::new(),
+            };
             enc.push_object(m);
-            w::Value { nodes: enc.nodes }
+            w::Value { nodes: enc.nodes, items: enc.items, fields: enc.fields, text: enc.text }
         }
 
         struct Encoder {
             nodes: Vec<w::Node>,
+            items: Vec<u32>,
+            fields: Vec<(w::Span, u32)>,
+            text: String,
+        }
+
+        fn span(start: usize, end: usize) -> w::Span {
+            w::Span { start: start as u32, len: (end - start) as u32 }
         }
 
         impl Encoder {
             fn reserve(&mut self) -> usize {
                 self.nodes.push(w::Node::Null);
                 self.nodes.len() - 1
+            }
+
+            fn text(&mut self, s: &str) -> w::Span {
+                let start = self.text.len();
+                self.text.push_str(s);
+                span(start, self.text.len())
+            }
+
+            fn opt_text(&mut self, s: Option<String>) -> Option<w::Span> {
+                s.map(|s| self.text(&s))
             }
 
             fn push(&mut self, v: Value) -> u32 {
@@ -54,26 +76,36 @@ macro_rules! __value_codec {
                     Value::Null => w::Node::Null,
                     Value::Bool(b) => w::Node::Bool(b),
                     Value::Number(n) => w::Node::Number(n),
-                    Value::String(s) => w::Node::String(s),
+                    Value::String(s) => w::Node::String(self.text(&s)),
                     Value::Bytes(b) => w::Node::Bytes(b),
-                    Value::Array(a) => w::Node::Array(a.into_iter().map(|c| self.push(c)).collect()),
+                    Value::Array(a) => {
+                        // The array's children are one span of `items`, taken before
+                        // any of them pushes children of its own.
+                        let (start, count) = (self.items.len(), a.len());
+                        self.items.resize(start + count, 0);
+                        for (j, c) in a.into_iter().enumerate() {
+                            let child = self.push(c);
+                            self.items[start + j] = child;
+                        }
+                        w::Node::Array(span(start, start + count))
+                    }
                     Value::Object(_) => unreachable!("handled above"),
-                    Value::Asset(a) => w::Node::Asset(asset_out(a)),
+                    Value::Asset(a) => w::Node::Asset(self.asset(a)),
                     Value::Archive(a) => w::Node::Archive(self.archive(a)),
                     Value::Secret(inner) => w::Node::Secret(self.push(*inner)),
                     Value::Unknown(k) => w::Node::Unknown(unknown_out(k)),
                     Value::ResourceRef(r) => w::Node::ResourceReference(w::ResourceReference {
-                        urn: r.urn,
+                        urn: self.text(&r.urn),
                         id: r.id.map(|id| match id {
-                            RefId::Known(s) => w::ReferenceId::Known(s),
+                            RefId::Known(s) => w::ReferenceId::Known(self.text(&s)),
                             RefId::Unknown => w::ReferenceId::Unknown,
                         }),
-                        package_version: r.package_version,
+                        package_version: self.text(&r.package_version),
                     }),
                     Value::Output(o) => w::Node::Output(w::OutputValue {
                         value: o.value.map(|v| self.push(*v)),
                         secret: o.secret,
-                        dependencies: o.dependencies,
+                        dependencies: o.dependencies.iter().map(|d| self.text(d)).collect(),
                     }),
                 };
                 self.nodes[at] = node;
@@ -82,41 +114,55 @@ macro_rules! __value_codec {
 
             fn push_object(&mut self, m: PropertyMap) -> u32 {
                 let at = self.reserve();
-                let fields = m.into_iter().map(|(k, v)| (k, self.push(v))).collect();
-                self.nodes[at] = w::Node::Object(fields);
+                // Keys first, so that the object's pairs are one span of `fields`.
+                let (start, count) = (self.fields.len(), m.len());
+                for k in m.keys() {
+                    let key = self.text(k);
+                    self.fields.push((key, 0));
+                }
+                for (j, v) in m.into_values().enumerate() {
+                    let child = self.push(v);
+                    self.fields[start + j].1 = child;
+                }
+                self.nodes[at] = w::Node::Object(span(start, start + count));
                 at as u32
             }
 
-            fn archive(&mut self, a: Archive) -> w::Archive {
-                let source = a.source.map(|s| match s {
-                    ArchiveSource::Path(p) => w::ArchiveSource::Path(p),
-                    ArchiveSource::Uri(u) => w::ArchiveSource::Uri(u),
-                    ArchiveSource::Assets(members) => w::ArchiveSource::Assets(
-                        members
-                            .into_iter()
-                            .map(|(name, m)| {
-                                let at = self.reserve();
-                                self.nodes[at] = match m {
-                                    ArchiveMember::Asset(a) => w::Node::Asset(asset_out(a)),
-                                    ArchiveMember::Archive(a) => w::Node::Archive(self.archive(a)),
-                                };
-                                (name, at as u32)
-                            })
-                            .collect(),
-                    ),
-                });
-                w::Archive { hash: a.hash, source }
+            fn asset(&mut self, a: Asset) -> w::Asset {
+                w::Asset {
+                    hash: self.opt_text(a.hash),
+                    source: a.source.map(|s| match s {
+                        AssetSource::Text(t) => w::AssetSource::Text(self.text(&t)),
+                        AssetSource::Path(p) => w::AssetSource::Path(self.text(&p)),
+                        AssetSource::Uri(u) => w::AssetSource::Uri(self.text(&u)),
+                    }),
+                }
             }
-        }
 
-        fn asset_out(a: Asset) -> w::Asset {
-            w::Asset {
-                hash: a.hash,
-                source: a.source.map(|s| match s {
-                    AssetSource::Text(t) => w::AssetSource::Text(t),
-                    AssetSource::Path(p) => w::AssetSource::Path(p),
-                    AssetSource::Uri(u) => w::AssetSource::Uri(u),
-                }),
+            fn archive(&mut self, a: Archive) -> w::Archive {
+                let hash = self.opt_text(a.hash);
+                let source = a.source.map(|s| match s {
+                    ArchiveSource::Path(p) => w::ArchiveSource::Path(self.text(&p)),
+                    ArchiveSource::Uri(u) => w::ArchiveSource::Uri(self.text(&u)),
+                    ArchiveSource::Assets(members) => {
+                        let start = self.fields.len();
+                        for k in members.keys() {
+                            let key = self.text(k);
+                            self.fields.push((key, 0));
+                        }
+                        let count = members.len();
+                        for (j, m) in members.into_values().enumerate() {
+                            let at = self.reserve();
+                            self.nodes[at] = match m {
+                                ArchiveMember::Asset(a) => w::Node::Asset(self.asset(a)),
+                                ArchiveMember::Archive(a) => w::Node::Archive(self.archive(a)),
+                            };
+                            self.fields[start + j].1 = at as u32;
+                        }
+                        w::ArchiveSource::Assets(span(start, start + count))
+                    }
+                });
+                w::Archive { hash, source }
             }
         }
 
@@ -145,14 +191,19 @@ macro_rules! __value_codec {
         }
 
         /// Rebuilds the tree. The host validates what it sends; the checks here only
-        /// keep a bad index from panicking the guest.
+        /// keep a bad index or span from panicking the guest.
         #[inline(never)]
         pub fn decode(v: w::Value) -> Result<Value, String> {
-            let mut slots: Vec<Option<w::Node>> = v.nodes.into_iter().map(Some).collect();
-            if slots.is_empty() {
+            let mut d = Decoder {
+                slots: v.nodes.into_iter().map(Some).collect(),
+                items: v.items,
+                fields: v.fields,
+                text: v.text,
+            };
+            if d.slots.is_empty() {
                 return Err("empty value".into());
             }
-            take(&mut slots, 0, None)
+            d.take(0, None)
         }
 
         pub fn decode_map(v: w::Value) -> Result<PropertyMap, String> {
@@ -162,77 +213,112 @@ macro_rules! __value_codec {
             }
         }
 
-        fn take(slots: &mut [Option<w::Node>], at: u32, parent: Option<u32>) -> Result<Value, String> {
-            if parent.is_some_and(|p| at <= p) {
-                return Err(format!("node {at} does not follow its parent"));
+        struct Decoder {
+            slots: Vec<Option<w::Node>>,
+            items: Vec<u32>,
+            fields: Vec<(w::Span, u32)>,
+            text: String,
+        }
+
+        fn range(s: w::Span) -> ::std::ops::Range<usize> {
+            let start = s.start as usize;
+            start..start.saturating_add(s.len as usize)
+        }
+
+        impl Decoder {
+            fn str(&self, s: w::Span) -> Result<String, String> {
+                self.text.get(range(s)).map(str::to_owned).ok_or_else(|| format!("bad text span {s:?}"))
             }
-            let node = slots
-                .get_mut(at as usize)
-                .and_then(Option::take)
-                .ok_or_else(|| format!("node {at} is missing or used twice"))?;
-            let me = Some(at);
-            Ok(match node {
-                w::Node::Null => Value::Null,
-                w::Node::Bool(b) => Value::Bool(b),
-                w::Node::Number(n) => Value::Number(n),
-                w::Node::String(s) => Value::String(s),
-                w::Node::Bytes(b) => Value::Bytes(b),
-                w::Node::Array(items) => {
-                    Value::Array(items.into_iter().map(|i| take(slots, i, me)).collect::<Result<_, _>>()?)
+
+            fn opt_str(&self, s: Option<w::Span>) -> Result<Option<String>, String> {
+                s.map(|s| self.str(s)).transpose()
+            }
+
+            fn pairs(&self, s: w::Span) -> Result<Vec<(String, u32)>, String> {
+                let pairs = self.fields.get(range(s)).ok_or_else(|| format!("bad fields span {s:?}"))?;
+                pairs.iter().map(|&(k, i)| Ok((self.str(k)?, i))).collect()
+            }
+
+            fn take(&mut self, at: u32, parent: Option<u32>) -> Result<Value, String> {
+                if parent.is_some_and(|p| at <= p) {
+                    return Err(format!("node {at} does not follow its parent"));
                 }
-                w::Node::Object(fields) => Value::Object(
-                    fields.into_iter().map(|(k, i)| Ok((k, take(slots, i, me)?))).collect::<Result<_, String>>()?,
-                ),
-                w::Node::Asset(a) => Value::Asset(asset_in(a)),
-                w::Node::Archive(a) => Value::Archive(archive_in(slots, a, at)?),
-                w::Node::Secret(i) => Value::Secret(Box::new(take(slots, i, me)?)),
-                w::Node::Unknown(k) => Value::Unknown(unknown_in(k)),
-                w::Node::ResourceReference(r) => Value::ResourceRef(ResourceRef {
-                    urn: r.urn,
-                    id: r.id.map(|id| match id {
-                        w::ReferenceId::Known(s) => RefId::Known(s),
-                        w::ReferenceId::Unknown => RefId::Unknown,
-                    }),
-                    package_version: r.package_version,
-                }),
-                w::Node::Output(o) => Value::Output(Output {
-                    value: o.value.map(|i| take(slots, i, me).map(Box::new)).transpose()?,
-                    secret: o.secret,
-                    dependencies: o.dependencies,
-                }),
-            })
-        }
-
-        fn asset_in(a: w::Asset) -> Asset {
-            Asset {
-                hash: a.hash,
-                source: a.source.map(|s| match s {
-                    w::AssetSource::Text(t) => AssetSource::Text(t),
-                    w::AssetSource::Path(p) => AssetSource::Path(p),
-                    w::AssetSource::Uri(u) => AssetSource::Uri(u),
-                }),
-            }
-        }
-
-        fn archive_in(slots: &mut [Option<w::Node>], a: w::Archive, at: u32) -> Result<Archive, String> {
-            let source = match a.source {
-                None => None,
-                Some(w::ArchiveSource::Path(p)) => Some(ArchiveSource::Path(p)),
-                Some(w::ArchiveSource::Uri(u)) => Some(ArchiveSource::Uri(u)),
-                Some(w::ArchiveSource::Assets(members)) => {
-                    let mut out = ::std::collections::BTreeMap::new();
-                    for (name, i) in members {
-                        let member = match take(slots, i, Some(at))? {
-                            Value::Asset(a) => ArchiveMember::Asset(a),
-                            Value::Archive(a) => ArchiveMember::Archive(a),
-                            other => return Err(format!("archive member {name} is a {}", other.kind_name())),
-                        };
-                        out.insert(name, member);
+                let node = self
+                    .slots
+                    .get_mut(at as usize)
+                    .and_then(Option::take)
+                    .ok_or_else(|| format!("node {at} is missing or used twice"))?;
+                let me = Some(at);
+                Ok(match node {
+                    w::Node::Null => Value::Null,
+                    w::Node::Bool(b) => Value::Bool(b),
+                    w::Node::Number(n) => Value::Number(n),
+                    w::Node::String(s) => Value::String(self.str(s)?),
+                    w::Node::Bytes(b) => Value::Bytes(b),
+                    w::Node::Array(s) => {
+                        let children = self.items.get(range(s)).ok_or_else(|| format!("bad items span {s:?}"))?;
+                        let children = children.to_vec();
+                        Value::Array(children.into_iter().map(|i| self.take(i, me)).collect::<Result<_, _>>()?)
                     }
-                    Some(ArchiveSource::Assets(out))
-                }
-            };
-            Ok(Archive { hash: a.hash, source })
+                    w::Node::Object(s) => Value::Object(
+                        self.pairs(s)?
+                            .into_iter()
+                            .map(|(k, i)| Ok((k, self.take(i, me)?)))
+                            .collect::<Result<_, String>>()?,
+                    ),
+                    w::Node::Asset(a) => Value::Asset(self.asset(a)?),
+                    w::Node::Archive(a) => Value::Archive(self.archive(a, at)?),
+                    w::Node::Secret(i) => Value::Secret(Box::new(self.take(i, me)?)),
+                    w::Node::Unknown(k) => Value::Unknown(unknown_in(k)),
+                    w::Node::ResourceReference(r) => Value::ResourceRef(ResourceRef {
+                        urn: self.str(r.urn)?,
+                        id: match r.id {
+                            None => None,
+                            Some(w::ReferenceId::Known(s)) => Some(RefId::Known(self.str(s)?)),
+                            Some(w::ReferenceId::Unknown) => Some(RefId::Unknown),
+                        },
+                        package_version: self.str(r.package_version)?,
+                    }),
+                    w::Node::Output(o) => Value::Output(Output {
+                        value: o.value.map(|i| self.take(i, me).map(Box::new)).transpose()?,
+                        secret: o.secret,
+                        dependencies: o.dependencies.iter().map(|&d| self.str(d)).collect::<Result<_, _>>()?,
+                    }),
+                })
+            }
+
+            fn asset(&self, a: w::Asset) -> Result<Asset, String> {
+                Ok(Asset {
+                    hash: self.opt_str(a.hash)?,
+                    source: match a.source {
+                        None => None,
+                        Some(w::AssetSource::Text(t)) => Some(AssetSource::Text(self.str(t)?)),
+                        Some(w::AssetSource::Path(p)) => Some(AssetSource::Path(self.str(p)?)),
+                        Some(w::AssetSource::Uri(u)) => Some(AssetSource::Uri(self.str(u)?)),
+                    },
+                })
+            }
+
+            fn archive(&mut self, a: w::Archive, at: u32) -> Result<Archive, String> {
+                let source = match a.source {
+                    None => None,
+                    Some(w::ArchiveSource::Path(p)) => Some(ArchiveSource::Path(self.str(p)?)),
+                    Some(w::ArchiveSource::Uri(u)) => Some(ArchiveSource::Uri(self.str(u)?)),
+                    Some(w::ArchiveSource::Assets(s)) => {
+                        let mut out = ::std::collections::BTreeMap::new();
+                        for (name, i) in self.pairs(s)? {
+                            let member = match self.take(i, Some(at))? {
+                                Value::Asset(a) => ArchiveMember::Asset(a),
+                                Value::Archive(a) => ArchiveMember::Archive(a),
+                                other => return Err(format!("archive member {name} is a {}", other.kind_name())),
+                            };
+                            out.insert(name, member);
+                        }
+                        Some(ArchiveSource::Assets(out))
+                    }
+                };
+                Ok(Archive { hash: self.opt_str(a.hash)?, source })
+            }
         }
     };
 }
@@ -322,10 +408,11 @@ mod tests {
             "unknown-out" => Value::Output(Output { value: None, secret: false, dependencies: vec![] }),
         };
         let wire = encode_map(&m);
+        let span = |s: w::Span| s.start as usize..(s.start + s.len) as usize;
         for (i, n) in wire.nodes.iter().enumerate() {
             let children: Vec<u32> = match n {
-                w::Node::Array(a) => a.clone(),
-                w::Node::Object(f) => f.iter().map(|(_, i)| *i).collect(),
+                w::Node::Array(a) => wire.items[span(*a)].to_vec(),
+                w::Node::Object(f) => wire.fields[span(*f)].iter().map(|(_, i)| *i).collect(),
                 w::Node::Secret(c) => vec![*c],
                 _ => vec![],
             };
@@ -335,14 +422,30 @@ mod tests {
     }
 
     #[test]
-    fn bad_indices_are_errors_not_panics() {
-        let cyclic = w::Value { nodes: vec![w::Node::Array(vec![0])] };
+    fn bad_indices_and_spans_are_errors_not_panics() {
+        let value = |nodes: Vec<w::Node>, items: Vec<u32>, text: &str| w::Value {
+            nodes,
+            items,
+            fields: vec![(w::Span { start: 0, len: 1 }, 1), (w::Span { start: 5, len: 1 }, 1)],
+            text: text.into(),
+        };
+        let all = |len| w::Span { start: 0, len };
+        let cyclic = value(vec![w::Node::Array(all(1))], vec![0], "");
         assert!(decode(cyclic).is_err());
-        let shared = w::Value { nodes: vec![w::Node::Array(vec![1, 1]), w::Node::Null] };
+        let shared = value(vec![w::Node::Array(all(2)), w::Node::Null], vec![1, 1], "");
         assert!(decode(shared).is_err());
-        let missing = w::Value { nodes: vec![w::Node::Secret(7)] };
+        let missing = value(vec![w::Node::Secret(7)], vec![], "");
         assert!(decode(missing).is_err());
-        assert!(decode(w::Value { nodes: vec![] }).is_err());
+        assert!(decode(value(vec![], vec![], "")).is_err());
+        // Spans past their buffer, or splitting a character.
+        let past = value(vec![w::Node::Array(all(3)), w::Node::Null], vec![1], "");
+        assert!(decode(past).is_err());
+        let split = value(vec![w::Node::String(w::Span { start: 0, len: 1 })], vec![], "é");
+        assert!(decode(split).is_err());
+        let key = value(vec![w::Node::Object(w::Span { start: 1, len: 1 }), w::Node::Null], vec![], "k");
+        assert!(decode(key).is_err());
+        let fine = value(vec![w::Node::Object(all(1)), w::Node::Null], vec![], "k");
+        assert_eq!(decode_map(fine).unwrap(), crate::props! { "k" => Value::Null });
     }
 
     #[test]

@@ -397,12 +397,21 @@ mod tests {
     }
 
     #[test]
-    fn bad_indices_are_errors() {
-        let cyclic = w::Value { nodes: vec![w::Node::Object(vec![("a".into(), 0)])] };
+    fn bad_indices_and_spans_are_errors() {
+        let span = |start, len| w::Span { start, len };
+        let value = |nodes: Vec<w::Node>, fields: Vec<(w::Span, u32)>| w::Value {
+            nodes,
+            items: Vec::new(),
+            fields,
+            text: "ab".into(),
+        };
+        let cyclic = value(vec![w::Node::Object(span(0, 1))], vec![(span(0, 1), 0)]);
         assert!(map(cyclic).is_err());
-        let shared = w::Value { nodes: vec![w::Node::Object(vec![("a".into(), 1), ("b".into(), 1)]), w::Node::Null] };
+        let shared = value(vec![w::Node::Object(span(0, 2)), w::Node::Null], vec![(span(0, 1), 1), (span(1, 1), 1)]);
         assert!(map(shared).is_err());
-        assert!(map(w::Value { nodes: vec![] }).is_err());
-        assert!(map(w::Value { nodes: vec![w::Node::Null] }).is_err());
+        let past = value(vec![w::Node::Object(span(0, 1)), w::Node::Null], vec![(span(1, 9), 1)]);
+        assert!(map(past).is_err());
+        assert!(map(value(vec![], vec![])).is_err());
+        assert!(map(value(vec![w::Node::Null], vec![])).is_err());
     }
 }

@@ -432,6 +432,10 @@ async fn malformed_values_are_refused() {
         "empty",
         "duplicateKeys",
         "archiveMember",
+        "textPastEnd",
+        "splitCharacter",
+        "itemsPastEnd",
+        "fieldsPastEnd",
     ] {
         let s = refused(&mut p, "malformed", json!({"kind": kind})).await;
         // Too deep is a limit of the host's, not a broken value.

@@ -205,23 +205,66 @@ impl Provider for Hostile {
     }
 }
 
-/// A WIT value from its nodes, as given (no checks: that is the point).
-fn raw(nodes: Vec<t::Node>) -> t::Value {
-    t::Value { nodes }
+/// A WIT value, as given (no checks: that is the point). Strings, keys and
+/// child lists go into the value's shared buffers through the helpers.
+#[derive(Default)]
+struct RawValue {
+    nodes: Vec<t::Node>,
+    items: Vec<u32>,
+    fields: Vec<(t::Span, u32)>,
+    text: String,
+}
+
+fn span(start: usize, len: usize) -> t::Span {
+    t::Span { start: start as u32, len: len as u32 }
+}
+
+impl RawValue {
+    fn text(&mut self, s: &str) -> t::Span {
+        self.text.push_str(s);
+        span(self.text.len() - s.len(), s.len())
+    }
+
+    fn string(&mut self, s: &str) -> t::Node {
+        t::Node::String(self.text(s))
+    }
+
+    fn array(&mut self, children: &[u32]) -> t::Node {
+        self.items.extend_from_slice(children);
+        t::Node::Array(span(self.items.len() - children.len(), children.len()))
+    }
+
+    fn pairs(&mut self, pairs: &[(&str, u32)]) -> t::Span {
+        for (k, c) in pairs {
+            let key = self.text(k);
+            self.fields.push((key, *c));
+        }
+        span(self.fields.len() - pairs.len(), pairs.len())
+    }
+
+    fn object(&mut self, pairs: &[(&str, u32)]) -> t::Node {
+        t::Node::Object(self.pairs(pairs))
+    }
+
+    fn value(self) -> t::Value {
+        t::Value { nodes: self.nodes, items: self.items, fields: self.fields, text: self.text }
+    }
 }
 
 fn args_of(req: &rp::InvokeRequest) -> PropertyMap {
     // Decode the (well-formed) request the host sent: the root object's plain scalars.
+    let v = &req.args;
+    let text = |s: t::Span| v.text.get(s.start as usize..(s.start + s.len) as usize).unwrap_or_default();
     let mut m = PropertyMap::new();
-    if let Some(t::Node::Object(fields)) = req.args.nodes.first() {
-        for (k, i) in fields {
-            let v = match req.args.nodes.get(*i as usize) {
-                Some(t::Node::String(s)) => Value::from(s.as_str()),
+    if let Some(t::Node::Object(f)) = v.nodes.first() {
+        for (k, i) in v.fields.get(f.start as usize..(f.start + f.len) as usize).unwrap_or_default() {
+            let v = match v.nodes.get(*i as usize) {
+                Some(t::Node::String(s)) => Value::from(text(*s)),
                 Some(t::Node::Number(n)) => Value::from(*n),
                 Some(t::Node::Bool(b)) => Value::from(*b),
                 _ => continue,
             };
-            m.insert(k.clone(), v);
+            m.insert(text(*k).to_owned(), v);
         }
     }
     m
@@ -230,24 +273,30 @@ fn args_of(req: &rp::InvokeRequest) -> PropertyMap {
 /// Returns a huge value, built in place so the guest holds one copy.
 fn huge(args: &PropertyMap) -> Result<rp::InvokeResponse, t::Error> {
     let bytes = (arg_num(args, "mb", 600.0).max(0.0) as usize) << 20;
-    let nodes = match args.get("shape").and_then(Value::as_str).unwrap_or("string") {
+    let mut r = RawValue::default();
+    match args.get("shape").and_then(Value::as_str).unwrap_or("string") {
         "string" => {
-            let data = vec![b'x'; bytes];
-            let data = String::from_utf8(data).map_err(|_| t::Error::Failed("not utf-8".into()))?;
-            vec![t::Node::Object(vec![("data".into(), 1)]), t::Node::String(data)]
+            // The key, then the data, in one buffer made at its final size.
+            let mut text = Vec::with_capacity(4 + bytes);
+            text.extend_from_slice(b"data");
+            text.resize(4 + bytes, b'x');
+            r.text = String::from_utf8(text).map_err(|_| t::Error::Failed("not utf-8".into()))?;
+            r.fields.push((span(0, 4), 1));
+            r.nodes = vec![t::Node::Object(span(0, 1)), t::Node::String(span(4, bytes))];
         }
         "nodes" => {
-            // ~40 guest bytes per element (the node plus its index in the array).
+            // ~40 guest bytes per element (the node plus its index in `items`).
             let n = (bytes / 40).max(1) as u32;
-            let mut nodes = Vec::with_capacity(n as usize + 2);
-            nodes.push(t::Node::Object(vec![("data".into(), 1)]));
-            nodes.push(t::Node::Array((2..n + 2).collect()));
-            nodes.extend((0..n).map(|_| t::Node::Null));
-            nodes
+            r.nodes.reserve(n as usize + 2);
+            let node = r.object(&[("data", 1)]);
+            r.nodes.push(node);
+            r.items = (2..n + 2).collect();
+            r.nodes.push(t::Node::Array(span(0, n as usize)));
+            r.nodes.extend((0..n).map(|_| t::Node::Null));
         }
         other => return Err(t::Error::InvalidArgument(format!("unknown shape {other:?}"))),
-    };
-    Ok(rp::InvokeResponse { outputs: raw(nodes), failures: vec![] })
+    }
+    Ok(rp::InvokeResponse { outputs: r.value(), failures: vec![] })
 }
 
 /// Values that break the flattened-tree rules of `types.wit`:
@@ -260,40 +309,62 @@ fn huge(args: &PropertyMap) -> Result<rp::InvokeResponse, t::Error> {
 /// - `deep`: a valid but 1,000,000-deep chain of arrays (`depth` to change it);
 /// - `rootNotObject`: outputs whose root is a string; `empty`: no nodes at all;
 /// - `duplicateKeys`: one object with the same key twice;
-/// - `archiveMember`: an archive whose member is a number, not an asset or archive.
+/// - `archiveMember`: an archive whose member is a number, not an asset or archive;
+/// - `textPastEnd`, `splitCharacter`: a string whose span runs past the
+///   text, or ends inside a character; `itemsPastEnd`: an array whose
+///   children run past `items`; `fieldsPastEnd`: the same for an object.
 pub fn malformed(kind: &str, depth: u32) -> Option<t::Value> {
     use t::Node as N;
-    let obj = |k: &str, i: u32| N::Object(vec![(k.to_owned(), i)]);
-    Some(raw(match kind {
-        "cycle" => vec![obj("a", 0)],
-        "backwards" => vec![obj("a", 2), N::Null, N::Secret(1)],
-        "shared" => vec![N::Object(vec![("a".into(), 1), ("b".into(), 1)]), N::String("twice".into())],
+    let mut r = RawValue::default();
+    match kind {
+        "cycle" => r.nodes = vec![r.object(&[("a", 0)])],
+        "backwards" => r.nodes = vec![r.object(&[("a", 2)]), N::Null, N::Secret(1)],
+        "shared" => r.nodes = vec![r.object(&[("a", 1), ("b", 1)]), r.string("twice")],
         "laughs" => {
-            let mut nodes = vec![obj("lol", 1)];
-            nodes.extend((1..64u32).map(|i| N::Array(vec![i + 1, i + 1])));
-            nodes.push(N::String("lol".into()));
-            nodes
+            let node = r.object(&[("lol", 1)]);
+            r.nodes.push(node);
+            for i in 1..64u32 {
+                let node = r.array(&[i + 1, i + 1]);
+                r.nodes.push(node);
+            }
+            let node = r.string("lol");
+            r.nodes.push(node);
         }
-        "outOfRange" => vec![obj("a", 99)],
-        "maxIndex" => vec![obj("a", u32::MAX)],
+        "outOfRange" => r.nodes = vec![r.object(&[("a", 99)])],
+        "maxIndex" => r.nodes = vec![r.object(&[("a", u32::MAX)])],
         "deep" => {
             let depth = depth.max(2);
-            let mut nodes = Vec::with_capacity(depth as usize + 1);
-            nodes.push(obj("deep", 1));
-            nodes.extend((1..depth).map(|i| N::Array(vec![i + 1])));
-            nodes.push(N::Null);
-            nodes
+            r.nodes.reserve(depth as usize + 1);
+            let node = r.object(&[("deep", 1)]);
+            r.nodes.push(node);
+            for i in 1..depth {
+                let node = r.array(&[i + 1]);
+                r.nodes.push(node);
+            }
+            r.nodes.push(N::Null);
         }
-        "rootNotObject" => vec![N::String("not an object".into())],
-        "empty" => vec![],
-        "duplicateKeys" => vec![N::Object(vec![("a".into(), 1), ("a".into(), 2)]), N::Null, N::Bool(true)],
-        "archiveMember" => vec![
-            obj("archive", 1),
-            N::Archive(t::Archive { hash: None, source: Some(t::ArchiveSource::Assets(vec![("m".into(), 2)])) }),
-            N::Number(1.0),
-        ],
+        "rootNotObject" => r.nodes = vec![r.string("not an object")],
+        "empty" => {}
+        "duplicateKeys" => r.nodes = vec![r.object(&[("a", 1), ("a", 2)]), N::Null, N::Bool(true)],
+        "archiveMember" => {
+            let node = r.object(&[("archive", 1)]);
+            r.nodes.push(node);
+            let members = r.pairs(&[("m", 2)]);
+            r.nodes.push(N::Archive(t::Archive { hash: None, source: Some(t::ArchiveSource::Assets(members)) }));
+            r.nodes.push(N::Number(1.0));
+        }
+        "textPastEnd" => r.nodes = vec![r.object(&[("a", 1)]), N::String(span(0, 1 << 20))],
+        "splitCharacter" => {
+            let node = r.object(&[("a", 1)]);
+            r.nodes.push(node);
+            let e = r.text("é");
+            r.nodes.push(N::String(t::Span { start: e.start, len: 1 }));
+        }
+        "itemsPastEnd" => r.nodes = vec![r.object(&[("a", 1)]), N::Array(span(0, 2)), N::Null],
+        "fieldsPastEnd" => r.nodes = vec![N::Object(span(0, 1))],
         _ => return None,
-    }))
+    }
+    Some(r.value())
 }
 
 /// The raw export: `huge` and `malformed` answer here; everything else goes
@@ -393,6 +464,10 @@ mod tests {
             "empty",
             "duplicateKeys",
             "archiveMember",
+            "textPastEnd",
+            "splitCharacter",
+            "itemsPastEnd",
+            "fieldsPastEnd",
         ] {
             assert!(malformed(kind, 0).is_some(), "{kind}");
         }
@@ -402,16 +477,14 @@ mod tests {
 
     #[test]
     fn args_are_read_from_the_raw_request() {
-        let req = rp::InvokeRequest {
-            token: "hostile:index:huge".into(),
-            args: raw(vec![
-                t::Node::Object(vec![("mb".into(), 1), ("shape".into(), 2)]),
-                t::Node::Number(1.0),
-                t::Node::String("nodes".into()),
-            ]),
-            preview: false,
-        };
+        let mut args = RawValue::default();
+        let root = args.object(&[("mb", 1), ("shape", 2)]);
+        let shape = args.string("nodes");
+        args.nodes = vec![root, t::Node::Number(1.0), shape];
+        let req = rp::InvokeRequest { token: "hostile:index:huge".into(), args: args.value(), preview: false };
         let resp = huge(&args_of(&req)).unwrap();
         assert_eq!(resp.outputs.nodes.len(), ((1 << 20) / 40) + 2);
+        let one = rp::InvokeRequest { token: String::new(), args: malformed("shared", 0).unwrap(), preview: false };
+        assert_eq!(args_of(&one).get("a").and_then(Value::as_str), Some("twice"));
     }
 }
