@@ -27,11 +27,12 @@ use crate::provider::{
     CallRequest, CallResponse, CheckFailure, ConstructRequest, ConstructResponse, Dependencies, Error, Result,
 };
 use crate::value::{Output, PropertyMap, UnknownKind, Value};
-use crate::wire::{decode_map, encode_map};
+use crate::wire::{decode_map, encode_map, encode_owned};
 use crate::wit::pulumi::provider::monitor as m;
 use crate::wit::pulumi::provider::types as t;
 
 pub use m::{Alias, AliasParent, AliasSpec, CustomTimeouts};
+pub use t::ResourceHooks;
 
 /// Options of a registration. [`Component::child`] starts from the options a
 /// child of the component needs (its parent and the providers the component
@@ -54,6 +55,9 @@ pub struct Options {
     pub version: String,
     pub plugin_download_url: String,
     pub import_id: String,
+    pub resource_hooks: Option<ResourceHooks>,
+    pub replace_with: Vec<String>,
+    pub replacement_trigger: Option<Value>,
 }
 
 impl Options {
@@ -110,6 +114,20 @@ impl Options {
         self.version = version.into();
         self
     }
+    pub fn resource_hooks(mut self, hooks: ResourceHooks) -> Self {
+        self.resource_hooks = Some(hooks);
+        self
+    }
+    /// Replace this resource whenever the resource `urn` is replaced.
+    pub fn replace_with(mut self, urn: impl Into<String>) -> Self {
+        self.replace_with.push(urn.into());
+        self
+    }
+    /// Replace this resource whenever `trigger` changes.
+    pub fn replacement_trigger(mut self, trigger: impl Into<Value>) -> Self {
+        self.replacement_trigger = Some(trigger.into());
+        self
+    }
 
     /// The options a Construct request propagates to the component itself.
     pub fn from_construct(req: &ConstructRequest) -> Self {
@@ -123,6 +141,7 @@ impl Options {
                 create: t.create.clone(),
                 update: t.update.clone(),
                 delete: t.delete.clone(),
+                read: t.read.clone(),
             }),
             delete_before_replace: req.delete_before_replace,
             retain_on_delete: req.retain_on_delete,
@@ -130,6 +149,9 @@ impl Options {
             replace_on_changes: req.replace_on_changes.clone(),
             additional_secret_outputs: req.additional_secret_outputs.clone(),
             aliases: req.aliases.clone(),
+            resource_hooks: req.resource_hooks.clone(),
+            replace_with: req.replace_with.clone(),
+            replacement_trigger: req.replacement_trigger.clone(),
             ..Options::default()
         }
     }
@@ -287,6 +309,9 @@ pub fn register_resource(
             version: options.version,
             plugin_download_url: options.plugin_download_url,
             import_id: options.import_id,
+            resource_hooks: options.resource_hooks,
+            replace_with: options.replace_with,
+            replacement_trigger: options.replacement_trigger.map(encode_owned),
         },
         accepts_output_values: true,
     };

@@ -7,7 +7,7 @@ use std::marker::PhantomData;
 
 use crate::provider::*;
 use crate::value::PropertyMap;
-use crate::wire::{decode_map, encode_map_owned as encode_map};
+use crate::wire::{decode, decode_map, encode_map_owned as encode_map};
 use crate::wit::exports::pulumi::provider::resource_provider as rp;
 use crate::wit::pulumi::provider::types as t;
 
@@ -30,6 +30,11 @@ fn with<P: Provider, R>(f: impl FnOnce(&mut P) -> R) -> R {
 
 fn map(v: t::Value) -> Result<PropertyMap> {
     decode_map(v).map_err(|e| Error::InvalidArgument(format!("malformed property map: {e}")))
+}
+
+/// Any value from the host (a replacement trigger).
+fn value(v: t::Value) -> Result<crate::Value> {
+    decode(v).map_err(|e| Error::InvalidArgument(format!("malformed value: {e}")))
 }
 
 fn opt_map(v: Option<t::Value>) -> Result<Option<PropertyMap>> {
@@ -256,6 +261,9 @@ impl<P: Provider> rp::Guest for Adapter<P> {
                 replace_on_changes: req.replace_on_changes,
                 retain_on_delete: req.retain_on_delete,
                 aliases: req.aliases,
+                resource_hooks: req.resource_hooks,
+                replace_with: req.replace_with,
+                replacement_trigger: req.replacement_trigger.map(value).transpose()?,
             })?;
             Ok(rp::ConstructResponse {
                 urn: r.urn,

@@ -58,7 +58,7 @@ mod tests {
 
     #[test]
     fn round_trips_through_a_schema() {
-        let info = PluginInfo { name: "base".into(), version: "1.2.3".into() };
+        let info = PluginInfo::new("base", "1.2.3");
         let p = Parameterization::new(&info, b"{\"v\":1}\xff".to_vec());
         let block = p.to_json();
         assert_eq!(block["baseProvider"], json!({ "name": "base", "version": "1.2.3" }));

@@ -11,7 +11,7 @@ pub use rp::{
     Autonaming, AutonamingMode, ConfigureResponse, Deployment, DiffChanges, DiffKind, DiffResponse, GetSchemaRequest,
     ListItem, ListResponse, Mapping, PackageRef, ParameterValue, ParameterizeRequest, PluginInfo, PropertyDiff,
 };
-pub use t::{Alias, AliasParent, AliasSpec, CheckFailure, MissingKey};
+pub use t::{Alias, AliasParent, AliasSpec, CheckFailure, MissingKey, ResourceHooks};
 
 /// Input or output name -> URNs of the resources it depends on.
 pub type Dependencies = BTreeMap<String, Vec<String>>;
@@ -176,6 +176,11 @@ pub struct ConstructRequest {
     pub retain_on_delete: Option<bool>,
     /// Earlier identities of the component.
     pub aliases: Vec<Alias>,
+    pub resource_hooks: Option<ResourceHooks>,
+    /// URNs whose replacement replaces the component.
+    pub replace_with: Vec<String>,
+    /// A value whose change replaces the component.
+    pub replacement_trigger: Option<crate::Value>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -279,6 +284,20 @@ impl DiffResponse {
             diffs: vec![],
             detailed_diff: Some(vec![]),
         }
+    }
+}
+
+impl PluginInfo {
+    /// A package `name` at `version` (semver).
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
+        PluginInfo { name: name.into(), version: version.into(), supports_autonaming_configuration: false }
+    }
+
+    /// Says that `check` honours the engine's autonaming options
+    /// ([`CheckRequest::autonaming`]): the host tells the engine at Handshake.
+    pub fn with_autonaming(mut self) -> Self {
+        self.supports_autonaming_configuration = true;
+        self
     }
 }
 

@@ -15,7 +15,7 @@
 //! struct Files;
 //! impl Provider for Files {
 //!     fn info(&self) -> PluginInfo {
-//!         PluginInfo { name: "files".into(), version: "1.0.0".into() }
+//!         PluginInfo::new("files", "1.0.0")
 //!     }
 //!     fn create(&mut self, req: CreateRequest) -> Result<CreateResponse> {
 //!         let id = if req.preview { String::new() } else { "f1".into() };

@@ -13,7 +13,7 @@ struct Recorder {
 
 impl Provider for Recorder {
     fn info(&self) -> PluginInfo {
-        PluginInfo { name: "rec".into(), version: "1.0.0".into() }
+        PluginInfo::new("rec", "1.0.0")
     }
 
     fn check_config(&mut self, req: CheckRequest) -> Result<CheckResponse> {

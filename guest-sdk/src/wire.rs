@@ -23,6 +23,13 @@ macro_rules! __value_codec {
         };
         use $types as w;
 
+        /// Flattens any value, as [`encode_map_owned`] does a map.
+        pub fn encode_owned(v: Value) -> w::Value {
+            let mut enc = Encoder { nodes: Vec::new(), items: Vec::new(), fields: Vec::new(), text: String::new() };
+            enc.push(v);
+            w::Value { nodes: enc.nodes, items: enc.items, fields: enc.fields, text: enc.text }
+        }
+
         /// Flattens a map into pre-order nodes, the root first, children
         /// after parents; every string goes into the one `text`.
         // Not inlined: every export uses it, and one copy keeps components small.
@@ -327,7 +334,7 @@ mod codec {
     crate::__value_codec!(crate::wit::pulumi::provider::types);
 }
 
-pub(crate) use codec::{decode_map, encode_map_owned};
+pub(crate) use codec::{decode, decode_map, encode_map_owned, encode_owned};
 
 /// [`encode_map_owned`] of a borrowed map (copies every string); the exports
 /// encode their own results by value.
@@ -379,7 +386,6 @@ unsafe fn compare_words(a: *const u8, b: *const u8, n: usize) -> i32 {
 
 #[cfg(test)]
 mod tests {
-    use super::codec::decode;
     use super::*;
     use crate::props;
     use crate::value::*;

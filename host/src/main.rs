@@ -160,6 +160,7 @@ async fn run_serve(
             let sandbox = Sandbox::new(&known.name, policy.for_provider(&known.name), &config)?;
             // What the record promises; a file loaded instead must be the same.
             let expected = (known.name.clone(), version.clone());
+            let autonaming = known.autonaming;
             let load = async move {
                 let runtime = Runtime::new(config)?;
                 let cached = runtime.load_known(known, log_tx.clone(), sandbox).await;
@@ -183,7 +184,8 @@ async fn run_serve(
                 Ok(loaded.pool)
             };
             let deferred = Deferred::spawn(async move { load.await.map_err(|e: anyhow::Error| format!("{e:#}")) });
-            serve(ProviderService::with_backend(Arc::new(deferred), &version, link), rt.serve_options()).await
+            let service = ProviderService::with_backend(Arc::new(deferred), &version, link);
+            serve(service.supports_autonaming(autonaming), rt.serve_options()).await
         }
         None => {
             let runtime = Runtime::new(config)?;

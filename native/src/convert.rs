@@ -26,6 +26,11 @@ pub fn map(v: w::Value) -> sdk::Result<PropertyMap> {
     codec::decode_map(v).map_err(|e| sdk::Error::InvalidArgument(format!("malformed property map: {e}")))
 }
 
+/// Any value from the host (a replacement trigger).
+fn value(v: w::Value) -> sdk::Result<sdk::Value> {
+    codec::decode(v).map_err(|e| sdk::Error::InvalidArgument(format!("malformed value: {e}")))
+}
+
 fn opt_map(v: Option<w::Value>) -> sdk::Result<Option<PropertyMap>> {
     v.map(map).transpose()
 }
@@ -231,6 +236,7 @@ pub fn construct(r: rp::ConstructRequest) -> sdk::Result<sdk::ConstructRequest> 
             create: t.create,
             update: t.update,
             delete: t.delete,
+            read: t.read,
         }),
         deleted_with: r.deleted_with,
         delete_before_replace: r.delete_before_replace,
@@ -238,6 +244,17 @@ pub fn construct(r: rp::ConstructRequest) -> sdk::Result<sdk::ConstructRequest> 
         replace_on_changes: r.replace_on_changes,
         retain_on_delete: r.retain_on_delete,
         aliases: r.aliases.into_iter().map(alias).collect(),
+        resource_hooks: r.resource_hooks.map(|h| sdk::ResourceHooks {
+            before_create: h.before_create,
+            after_create: h.after_create,
+            before_update: h.before_update,
+            after_update: h.after_update,
+            before_delete: h.before_delete,
+            after_delete: h.after_delete,
+            on_error: h.on_error,
+        }),
+        replace_with: r.replace_with,
+        replacement_trigger: r.replacement_trigger.map(value).transpose()?,
     })
 }
 

@@ -110,15 +110,16 @@ impl<P: Provider> NativeBackend<P> {
         self.cancelled.load(Ordering::Relaxed)
     }
 
-    /// The provider's package name and version.
-    pub fn info(&self) -> anyhow::Result<(String, semver::Version)> {
+    /// The provider's package name and version, and whether it honours
+    /// autonaming options.
+    pub fn info(&self) -> anyhow::Result<(String, semver::Version, bool)> {
         let info = self.with(|p| Ok::<_, pulumi_wasm_sdk::Error>(p.info()), None).map_err(|e| match e {
             CallError::Runtime(e) | CallError::NotStarted(e) => anyhow::anyhow!(e),
             CallError::Provider { error, .. } => anyhow::anyhow!("{error:?}"),
         })?;
         let version = semver::Version::parse(&info.version)
             .with_context(|| format!("the provider's version '{}' is not semver", info.version))?;
-        Ok((info.name, version))
+        Ok((info.name, version, info.supports_autonaming_configuration))
     }
 
     /// Runs `call` on this thread's provider value, brought up to date with
@@ -306,9 +307,10 @@ pub async fn serve_native<P: Provider>(make: fn() -> P, engine_address: Option<S
     let (tx, rx) = tokio::sync::mpsc::channel(1024);
     link.forward_logs(rx);
     let backend = Arc::new(NativeBackend::new(make).with_logs(LogQueue::new(tx)));
-    let (name, version) = backend.info()?;
+    let (name, version, autonaming) = backend.info()?;
     tracing::info!("serving {name} {version} natively");
-    Ok(serve(ProviderService::with_backend(backend, &version, link), ServeOptions::default()).await?)
+    let service = ProviderService::with_backend(backend, &version, link).supports_autonaming(autonaming);
+    Ok(serve(service, ServeOptions::default()).await?)
 }
 
 /// The `main` of a native provider plugin, started by the engine exactly like

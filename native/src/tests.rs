@@ -44,7 +44,7 @@ async fn config_seen_on_a_new_thread<P: pulumi_wasm_sdk::Provider>(b: &Arc<Nativ
 
 #[tokio::test]
 async fn info_comes_from_the_provider() {
-    let (name, version) = backend().info().unwrap();
+    let (name, version, _) = backend().info().unwrap();
     assert_eq!(name, "echo");
     assert_eq!(version.to_string(), env!("CARGO_PKG_VERSION"));
 }

@@ -46,6 +46,7 @@ async fn plugin_info_and_handshake_answer_like_a_native_plugin() {
         .unwrap()
         .into_inner();
     assert!(hs.accept_secrets && hs.accept_resources && hs.accept_outputs);
+    assert!(!hs.supports_autonaming_configuration, "random does not say it takes autonaming options");
     // Health is served for every service, as rpcutil.ServeWithOptions does.
     let channel = tonic::transport::Channel::from_shared(format!("http://127.0.0.1:{}", p.port))
         .unwrap()

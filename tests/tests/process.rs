@@ -114,7 +114,7 @@ async fn bad_components_are_refused_with_a_clear_error() {
     std::fs::write(&newer, wat::parse_str(newer_world).unwrap()).unwrap();
     let msg = refused(&newer).await;
     assert!(
-        msg.contains("built against pulumi:provider@0.9.0") && msg.contains("speaks pulumi:provider@0.1.0"),
+        msg.contains("built against pulumi:provider@0.9.0") && msg.contains("speaks pulumi:provider@0.2.0 and @0.1.0"),
         "{msg}"
     );
 }
@@ -363,4 +363,38 @@ async fn a_perf_map_names_the_guests_code_only_when_asked_for() {
     }
     assert!(!maps[1].exists(), "no map without the setting");
     p.client.get_plugin_info(()).await.unwrap();
+}
+
+#[tokio::test]
+async fn autonaming_is_said_at_handshake_from_a_cold_or_warm_start_and_honoured_by_check() {
+    use pulumirpc::check_request::{AutonamingOptions, autonaming_options::Mode};
+    let engine = TestEngine::start().await;
+    let (_dir, exe) = pack(&component("echo-provider")).unwrap();
+    // The first start loads the component; the second serves from what the
+    // cache recorded of it, before the component has loaded.
+    for start in ["cold", "warm"] {
+        let mut p = Plugin::spawn(&exe, std::slice::from_ref(&engine.address)).await.unwrap();
+        let request = ProviderHandshakeRequest { engine_address: engine.address.clone(), ..Default::default() };
+        let hs = p.client.handshake(request).await.unwrap().into_inner();
+        assert!(hs.supports_autonaming_configuration, "{start} start: echo says it takes autonaming options");
+        for (mode, given, expected) in [
+            (Mode::Propose, None, "proposed-1a2b"),
+            (Mode::Propose, Some("mine"), "mine"),
+            (Mode::Enforce, Some("mine"), "proposed-1a2b"),
+        ] {
+            let news = match given {
+                Some(n) => json!({"name": n}),
+                None => json!({}),
+            };
+            let check = CheckRequest {
+                urn: "urn:pulumi:dev::proj::echo:index:Thing::t".into(),
+                r#type: "echo:index:Thing".into(),
+                news: Some(to_struct(news)),
+                autonaming: Some(AutonamingOptions { proposed_name: "proposed-1a2b".into(), mode: mode as i32 }),
+                ..Default::default()
+            };
+            let inputs = from_struct(p.client.check(check).await.unwrap().into_inner().inputs.as_ref());
+            assert_eq!(inputs["name"], expected, "{start} start, {mode:?} with {given:?}");
+        }
+    }
 }

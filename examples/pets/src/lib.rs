@@ -41,7 +41,7 @@ fn number(inputs: &PropertyMap, key: &str, default: f64) -> Result<f64> {
 
 impl Provider for Pets {
     fn info(&self) -> PluginInfo {
-        PluginInfo { name: "pets".into(), version: env!("CARGO_PKG_VERSION").into() }
+        PluginInfo::new("pets", env!("CARGO_PKG_VERSION"))
     }
 
     fn get_schema(&mut self, _req: GetSchemaRequest) -> Result<String> {

@@ -112,7 +112,7 @@ impl Target<'_> {
 
 impl Provider for Records {
     fn info(&self) -> PluginInfo {
-        PluginInfo { name: BASE.into(), version: VERSION.into() }
+        PluginInfo::new(BASE, VERSION)
     }
 
     fn parameterize(&mut self, req: ParameterizeRequest) -> Result<PackageRef> {

@@ -213,7 +213,7 @@ impl<P> Typed<P> {
 
 impl<P: Package> Provider for Typed<P> {
     fn info(&self) -> PluginInfo {
-        PluginInfo { name: self.builder.name.clone(), version: self.builder.version.clone() }
+        PluginInfo::new(&self.builder.name, &self.builder.version)
     }
 
     fn get_schema(&mut self, _req: GetSchemaRequest) -> Result<String> {

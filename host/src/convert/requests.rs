@@ -7,7 +7,7 @@ use prost_types::Struct;
 use pulumirpc as pb;
 use pulumirpc::{check_request::autonaming_options::Mode, diff_response::DiffChanges, property_diff::Kind};
 
-use super::value::{ConvertError, Limits, WireOptions, opt_struct_into_wit, wit_into_struct};
+use super::value::{ConvertError, Limits, WireOptions, opt_struct_into_wit, value_into_wit, wit_into_struct};
 use crate::runtime::bindings::{rp, types};
 
 /// A WIT response that becomes a wire response.
@@ -387,6 +387,7 @@ impl TryFrom<pb::ConstructRequest> for rp::ConstructRequest {
                 create: t.create.clone(),
                 update: t.update.clone(),
                 delete: t.delete.clone(),
+                read: t.read.clone(),
             }),
             deleted_with: r.deleted_with,
             delete_before_replace: r.delete_before_replace,
@@ -394,6 +395,17 @@ impl TryFrom<pb::ConstructRequest> for rp::ConstructRequest {
             replace_on_changes: r.replace_on_changes,
             retain_on_delete: r.retain_on_delete,
             aliases: r.aliases.iter().filter_map(alias).collect(),
+            resource_hooks: r.resource_hooks.map(|h| types::ResourceHooks {
+                before_create: h.before_create,
+                after_create: h.after_create,
+                before_update: h.before_update,
+                after_update: h.after_update,
+                before_delete: h.before_delete,
+                after_delete: h.after_delete,
+                on_error: h.on_error,
+            }),
+            replace_with: r.replace_with,
+            replacement_trigger: r.replacement_trigger.map(value_into_wit).transpose()?,
         })
     }
 }

@@ -60,6 +60,9 @@ fn roundtrip(original: Struct) {
     assert_preorder(&wit);
     let back = wit_to_struct(&wit, negotiated(), Limits::default()).expect("encode");
     assert_eq!(back, original);
+    // The same value handed to an 0.1.0 component and back, unchanged.
+    let through_old = nodes_into_flat(flat_to_nodes(&wit));
+    assert_eq!(wit_to_struct(&through_old, negotiated(), Limits::default()).expect("encode"), original);
 }
 
 /// Each node's children are numbered consecutively after it, subtree by subtree.

@@ -123,6 +123,7 @@ impl ArtifactCache {
             name: known.name,
             version: known.version,
             needs: known.needs,
+            autonaming: known.autonaming,
         };
         let write = || -> std::io::Result<()> {
             let dir = record.parent().expect("records live in a directory");
@@ -227,6 +228,7 @@ pub struct KnownFacts {
     pub name: String,
     pub version: String,
     pub needs: Needs,
+    pub autonaming: bool,
 }
 
 /// The record of a served component file.
@@ -238,6 +240,9 @@ pub struct KnownFile {
     pub name: String,
     pub version: String,
     pub needs: Needs,
+    /// The component honours autonaming options (said at Handshake).
+    #[serde(default)]
+    pub autonaming: bool,
 }
 
 #[cfg(all(test, unix))]
@@ -245,7 +250,13 @@ mod tests {
     use super::*;
 
     fn facts(digest: &str) -> KnownFacts {
-        KnownFacts { digest: digest.into(), name: "p".into(), version: "1.0.0".into(), needs: Needs::default() }
+        KnownFacts {
+            digest: digest.into(),
+            name: "p".into(),
+            version: "1.0.0".into(),
+            needs: Needs::default(),
+            autonaming: false,
+        }
     }
 
     #[test]

@@ -9,7 +9,7 @@ use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
 use super::RuntimeError;
-use super::bindings::latest::{Provider, ProviderPre};
+use super::bindings::{ProviderPre, v0_1_0, v0_2_0};
 use super::cache::{ArtifactCache, KnownFacts, KnownFile, SeenFile, digest};
 use super::logs::GuestLog;
 use super::needs::Needs;
@@ -73,6 +73,8 @@ pub struct LoadedProvider {
     pub cache_hit: bool,
     /// What the component declares it needs (advice only).
     pub needs: Needs,
+    /// The component honours Check's autonaming options.
+    pub autonaming: bool,
 }
 
 impl Runtime {
@@ -93,7 +95,9 @@ impl Runtime {
             let mut linker = Linker::new(&self.engine);
             wasmtime_wasi::p2::add_to_linker_async(&mut linker)
                 .and_then(|_| wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker))
-                .and_then(|_| Provider::add_to_linker::<_, HasSelf<HostState>>(&mut linker, |s| s))
+                // Every contract version's imports: a component names one of them.
+                .and_then(|_| v0_2_0::Provider::add_to_linker::<_, HasSelf<HostState>>(&mut linker, |s| s))
+                .and_then(|_| v0_1_0::Provider::add_to_linker::<_, HasSelf<HostState>>(&mut linker, |s| s))
                 .map(|_| linker)
                 .map_err(|e| format!("{e:#}"))
         });
@@ -177,7 +181,8 @@ impl Runtime {
         let mut sandbox = Sandbox::new(&info.name, policy.for_provider(&info.name), &self.config)?;
         sandbox.note_needs(&needs);
         pool.set_sandbox(sandbox);
-        Ok(LoadedProvider { pool, name: info.name, version, digest, cache_hit, needs })
+        let autonaming = info.supports_autonaming_configuration;
+        Ok(LoadedProvider { pool, name: info.name, version, digest, cache_hit, needs, autonaming })
     }
 
     /// Loads a component from the cache alone, as `known` (from
@@ -216,6 +221,7 @@ impl Runtime {
             digest: known.digest,
             cache_hit: true,
             needs: known.needs,
+            autonaming: known.autonaming,
         }))
     }
 
@@ -230,6 +236,7 @@ impl Runtime {
                 name: loaded.name.clone(),
                 version: loaded.version.to_string(),
                 needs: loaded.needs.clone(),
+                autonaming: loaded.autonaming,
             };
             let path = path.to_owned();
             tokio::task::spawn_blocking(move || cache.remember_file(&path, &seen, facts));
@@ -240,12 +247,14 @@ impl Runtime {
 /// For a component that does not link: when it names another version of the
 /// `pulumi:provider` contract, which one and what to do.
 fn contract_hint(engine: &Engine, component: &Component) -> String {
-    use super::bindings::CONTRACT;
+    use super::bindings::CONTRACTS;
     let ty = component.component_type();
     // Semver-compatible versions (0.x: the same minor) are not the problem.
-    let ours = semver::Version::parse(CONTRACT).expect("CONTRACT is a version");
+    let ours: Vec<semver::Version> =
+        CONTRACTS.iter().map(|c| semver::Version::parse(c).expect("CONTRACTS are versions")).collect();
     let compatible = |v: &str| {
-        semver::Version::parse(v).is_ok_and(|v| v.major == ours.major && (v.major > 0 || v.minor == ours.minor))
+        semver::Version::parse(v)
+            .is_ok_and(|v| ours.iter().any(|o| v.major == o.major && (v.major > 0 || v.minor == o.minor)))
     };
     let mut names = ty.imports(engine).map(|(n, _)| n).chain(ty.exports(engine).map(|(n, _)| n));
     let other = names.find_map(|name| {
@@ -254,8 +263,9 @@ fn contract_hint(engine: &Engine, component: &Component) -> String {
     });
     match other {
         Some(v) => format!(
-            " (it was built against pulumi:provider@{v}; this host speaks pulumi:provider@{CONTRACT}: \
-             use a pulumi-wasm that supports {v}, or rebuild the provider with a matching pulumi-wasm-sdk)"
+            " (it was built against pulumi:provider@{v}; this host speaks pulumi:provider@{}: \
+             use a pulumi-wasm that supports {v}, or rebuild the provider with a matching pulumi-wasm-sdk)",
+            CONTRACTS.join(" and @")
         ),
         None => String::new(),
     }

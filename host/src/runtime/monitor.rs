@@ -15,7 +15,9 @@ use tonic::transport::{Channel, Endpoint};
 use super::bindings::latest::pulumi::provider::monitor as m;
 use super::bindings::{rp, types};
 use super::state::HostState;
-use crate::convert::value::{Limits, WireOptions, is_unknown_sentinel, opt_struct_to_wit, sig, wit_to_struct};
+use crate::convert::value::{
+    Limits, WireOptions, is_unknown_sentinel, opt_struct_to_wit, sig, wit_to_struct, wit_to_value,
+};
 
 /// The error every monitor function returns outside `construct` and `call`.
 pub const NOT_AVAILABLE: &str = "the resource monitor is only available during construct and call";
@@ -163,13 +165,28 @@ fn register_request(r: m::RegisterResourceRequest) -> Result<pb::RegisterResourc
             create: t.create,
             update: t.update,
             delete: t.delete,
-            read: String::new(),
+            read: t.read,
         }),
         supports_partial_values: true,
         replace_on_changes: o.replace_on_changes,
         plugin_download_url: o.plugin_download_url,
         retain_on_delete: o.retain_on_delete,
         deleted_with: o.deleted_with,
+        hooks: o.resource_hooks.map(|h| pb::register_resource_request::ResourceHooksBinding {
+            before_create: h.before_create,
+            after_create: h.after_create,
+            before_update: h.before_update,
+            after_update: h.after_update,
+            before_delete: h.before_delete,
+            after_delete: h.after_delete,
+            on_error: h.on_error,
+        }),
+        replace_with: o.replace_with,
+        replacement_trigger: o
+            .replacement_trigger
+            .map(|v| wit_to_value(&v, WireOptions::default(), Limits::default()))
+            .transpose()
+            .map_err(|e| types::Error::InvalidArgument(format!("replacement-trigger: {e}")))?,
         ..Default::default()
     })
 }
@@ -388,7 +405,12 @@ mod tests {
                         parent: m::AliasParent::NoParent,
                     }),
                 ],
-                custom_timeouts: Some(m::CustomTimeouts { create: "1m".into(), update: "".into(), delete: "".into() }),
+                custom_timeouts: Some(m::CustomTimeouts {
+                    create: "1m".into(),
+                    update: "".into(),
+                    delete: "".into(),
+                    read: "2m".into(),
+                }),
                 delete_before_replace: Some(false),
                 retain_on_delete: Some(true),
                 deleted_with: "urn:w".into(),
@@ -397,6 +419,19 @@ mod tests {
                 version: "1.2.3".into(),
                 plugin_download_url: String::new(),
                 import_id: String::new(),
+                resource_hooks: Some(types::ResourceHooks {
+                    before_create: vec!["audit".into()],
+                    after_create: vec![],
+                    before_update: vec![],
+                    after_update: vec![],
+                    before_delete: vec![],
+                    after_delete: vec![],
+                    on_error: vec!["page".into()],
+                }),
+                replace_with: vec!["urn:r".into()],
+                replacement_trigger: Some(
+                    crate::convert::value::value_into_wit(WireValue { kind: Some(Kind::NumberValue(3.0)) }).unwrap(),
+                ),
             },
             accepts_output_values: false,
         };
@@ -416,7 +451,12 @@ mod tests {
                 ..Default::default()
             }))
         );
-        assert_eq!(r.custom_timeouts.unwrap().create, "1m");
+        let timeouts = r.custom_timeouts.unwrap();
+        assert_eq!((timeouts.create.as_str(), timeouts.read.as_str()), ("1m", "2m"));
+        let hooks = r.hooks.unwrap();
+        assert_eq!((hooks.before_create, hooks.on_error), (vec!["audit".to_owned()], vec!["page".to_owned()]));
+        assert_eq!(r.replace_with, ["urn:r"]);
+        assert_eq!(r.replacement_trigger.and_then(|v| v.kind), Some(Kind::NumberValue(3.0)));
         assert_eq!((r.deleted_with.as_str(), r.version.as_str()), ("urn:w", "1.2.3"));
     }
 }

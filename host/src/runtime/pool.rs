@@ -10,7 +10,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, watch};
 use wasmtime::{Store, Trap, UpdateDeadline};
 
 use super::RuntimeError;
-use super::bindings::latest::{Provider, ProviderPre};
+use super::bindings::{Guest, Provider, ProviderPre};
 use super::bindings::{rp, types};
 use super::engine::{EPOCH_TICK, Runtime};
 use super::logs::{GuestLog, LogQueue};
@@ -213,8 +213,8 @@ impl Pool {
         let mut kept = Vec::new();
         for mut inst in idle {
             self.arm_deadline(&mut inst.store, grace);
-            let call = inst.guest.pulumi_provider_resource_provider().call_cancel(&mut inst.store);
-            if self.bounded(grace, call).await.is_ok() {
+            let guest = inst.guest.pulumi_provider_resource_provider();
+            if self.bounded(grace, guest.call_cancel(&mut inst.store)).await.is_ok() {
                 kept.push(inst);
             }
         }
@@ -279,7 +279,7 @@ pub struct Lease<'a> {
 
 impl<'a> Lease<'a> {
     /// The guest's exports and the store to call them with.
-    pub fn parts(&mut self) -> (&rp::Guest, &mut Store<HostState>) {
+    pub fn parts(&mut self) -> (Guest<'_>, &mut Store<HostState>) {
         let inst = self.inst.as_mut().expect("lease holds an instance until finished");
         (inst.guest.pulumi_provider_resource_provider(), &mut inst.store)
     }

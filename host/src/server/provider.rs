@@ -30,6 +30,8 @@ pub struct ProviderService<B: Backend> {
     version: String,
     engine: EngineLink,
     byte_strings: AtomicBool,
+    /// Said at Handshake: the engine reads it there and nowhere else.
+    autonaming: bool,
     /// Set by Handshake: the engine negotiates there, and Configure's
     /// `acceptSecrets`/`acceptResources` are then not consulted.
     handshaken: AtomicBool,
@@ -44,7 +46,7 @@ pub type WasmProvider = ProviderService<Pool>;
 
 impl ProviderService<Pool> {
     pub fn new(loaded: LoadedProvider, engine: EngineLink) -> Self {
-        ProviderService::with_backend(loaded.pool, &loaded.version, engine)
+        ProviderService::with_backend(loaded.pool, &loaded.version, engine).supports_autonaming(loaded.autonaming)
     }
 }
 
@@ -56,11 +58,18 @@ impl<B: Backend> ProviderService<B> {
             version: version.to_string(),
             engine,
             byte_strings: AtomicBool::new(false),
+            autonaming: false,
             handshaken: AtomicBool::new(false),
             plain_secrets: AtomicBool::new(false),
             plain_references: AtomicBool::new(false),
             shutdown: watch::Sender::new(false),
         }
+    }
+
+    /// Whether the provider honours Check's autonaming options (false unless said).
+    pub fn supports_autonaming(mut self, yes: bool) -> Self {
+        self.autonaming = yes;
+        self
     }
 
     pub fn backend(&self) -> &Arc<B> {
@@ -140,7 +149,7 @@ impl<B: Backend> ResourceProvider for ProviderService<B> {
             accept_secrets: true,
             accept_resources: true,
             accept_outputs: true,
-            supports_autonaming_configuration: false,
+            supports_autonaming_configuration: self.autonaming,
             accepts_byte_string: true,
             // Plain values in Invoke/Call/Check: guests see outputs only where they always could.
             accepts_outputs_in_invoke: false,

@@ -111,9 +111,11 @@ impl<T: Up, E: Up> Up for Result<T, E> {
     }
 }
 
-/// Records by their fields.
+/// Records by their fields; after `;`, the fields 0.1.0 does not have,
+/// each with the value an older component's record gets (down, they are
+/// left out: the component cannot see them).
 macro_rules! records {
-    ($($m:ident :: $name:ident { $($f:ident),* $(,)? })*) => {$(
+    ($($m:ident :: $name:ident { $($f:ident),* $(,)? $(; $($added:ident = $default:expr),* $(,)?)? })*) => {$(
         impl Down for new::$m::$name {
             type Old = old::$m::$name;
             fn down(&self) -> Self::Old {
@@ -123,7 +125,7 @@ macro_rules! records {
         impl Up for old::$m::$name {
             type New = new::$m::$name;
             fn up(self) -> Self::New {
-                new::$m::$name { $($f: self.$f.up()),* }
+                new::$m::$name { $($f: self.$f.up(),)* $($($added: $default),*)? }
             }
         }
     )*};
@@ -171,11 +173,12 @@ records! {
     types::CheckFailure { property, reason }
     types::InitFailure { id, properties, inputs, reasons }
     types::MissingKey { name, description }
-    monitor::CustomTimeouts { create, update, delete }
+    monitor::CustomTimeouts { create, update, delete; read = String::new() }
     monitor::ResourceOptions {
         parent, provider, providers, dependencies, property_dependencies, protect, ignore_changes, aliases,
         custom_timeouts, delete_before_replace, retain_on_delete, deleted_with, replace_on_changes,
-        additional_secret_outputs, version, plugin_download_url, import_id,
+        additional_secret_outputs, version, plugin_download_url, import_id;
+        resource_hooks = None, replace_with = Vec::new(), replacement_trigger = None,
     }
     monitor::RegisterResourceRequest { type_, name, custom, remote, object, options, accepts_output_values }
     monitor::RegisterResourceResponse { urn, id, object, stable, stables, property_dependencies }
@@ -185,7 +188,7 @@ records! {
         id, type_, name, parent, properties, dependencies, provider, version, additional_secret_outputs,
     }
     monitor::ReadResourceResponse { urn, properties }
-    rp::PluginInfo { name, version }
+    rp::PluginInfo { name, version; supports_autonaming_configuration = false }
     rp::ParameterValue { name, version, value }
     rp::PackageRef { name, version }
     rp::GetSchemaRequest { version, subpackage_name, subpackage_version }
@@ -212,11 +215,12 @@ records! {
     rp::UpdateRequest { id, urn, name, type_, olds, news, old_inputs, timeout, ignore_changes, preview }
     rp::UpdateResponse { properties, refresh_before_update }
     rp::DeleteRequest { id, urn, name, type_, properties, old_inputs, timeout }
-    rp::CustomTimeouts { create, update, delete }
+    rp::CustomTimeouts { create, update, delete; read = String::new() }
     rp::ConstructRequest {
         deployment, type_, name, parent, inputs, input_dependencies, providers, dependencies, protect,
         additional_secret_outputs, custom_timeouts, deleted_with, delete_before_replace, ignore_changes,
-        replace_on_changes, retain_on_delete, aliases,
+        replace_on_changes, retain_on_delete, aliases;
+        resource_hooks = None, replace_with = Vec::new(), replacement_trigger = None,
     }
     rp::ConstructResponse { urn, state, state_dependencies }
     rp::ListRequest { token, query, limit, page_size, continuation_token }
@@ -290,5 +294,44 @@ impl old::monitor::Host for HostState {
         request: old::monitor::ReadResourceRequest,
     ) -> Answer<old::monitor::ReadResourceResponse> {
         Ok(new::monitor::Host::read_resource(self, request.up()).await?.down())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_an_older_version_lacks_get_their_defaults_up_and_are_left_out_down() {
+        let info = old::rp::PluginInfo { name: "p".into(), version: "1.0.0".into() }.up();
+        assert!(!info.supports_autonaming_configuration);
+        let t = new::rp::CustomTimeouts {
+            create: "1m".into(),
+            update: String::new(),
+            delete: String::new(),
+            read: "2m".into(),
+        };
+        let down = t.down();
+        assert_eq!(down.create, "1m");
+        assert_eq!(down.up().read, "", "what 0.1.0 cannot carry does not come back");
+    }
+
+    #[test]
+    fn variants_keep_their_case_and_payload() {
+        let e =
+            new::types::Error::MissingKeys(vec![new::types::MissingKey { name: "k".into(), description: "d".into() }]);
+        match e.down().up() {
+            new::types::Error::MissingKeys(keys) => {
+                assert_eq!((keys[0].name.as_str(), keys[0].description.as_str()), ("k", "d"))
+            }
+            other => panic!("{other:?}"),
+        }
+        let page = new::rp::ListResponse::Page((
+            vec![new::rp::ListItem { id: "i".into(), name: "n".into() }],
+            Some("t".into()),
+        ));
+        assert!(
+            matches!(page.down().up(), new::rp::ListResponse::Page((items, Some(t))) if items[0].id == "i" && t == "t")
+        );
     }
 }

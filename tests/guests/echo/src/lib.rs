@@ -13,7 +13,10 @@
 //! - creating a Thing with `hang` reports partial state (id `partial-<name>`)
 //!   and then hangs: `"cooperative"` until the engine cancels (then it
 //!   returns an init failure itself), `"stubborn"` forever, ignoring it;
-//! - Check passes inputs through (the SDK default), so values round-trip there too.
+//! - Check passes inputs through, so values round-trip there too; with the
+//!   engine's autonaming options it sets `name` to the proposed name (when
+//!   absent, or always when the engine enforces it). The provider says it
+//!   supports autonaming in its plugin info.
 
 use pulumi_wasm_sdk::*;
 
@@ -37,7 +40,24 @@ fn thing(t: &str) -> Result<()> {
 
 impl Provider for Echo {
     fn info(&self) -> PluginInfo {
-        PluginInfo { name: "echo".into(), version: env!("CARGO_PKG_VERSION").into() }
+        PluginInfo::new("echo", env!("CARGO_PKG_VERSION")).with_autonaming()
+    }
+
+    fn check(&mut self, req: CheckRequest) -> Result<CheckResponse> {
+        let mut inputs = req.news;
+        if let Some(a) = req.autonaming {
+            let name = Value::from(a.proposed_name);
+            match a.mode {
+                AutonamingMode::Enforce => {
+                    inputs.insert("name".into(), name);
+                }
+                AutonamingMode::Propose => {
+                    inputs.entry("name".into()).or_insert(name);
+                }
+                AutonamingMode::Disable => {}
+            }
+        }
+        Ok(CheckResponse { inputs, failures: vec![] })
     }
 
     fn get_schema(&mut self, _req: GetSchemaRequest) -> Result<String> {

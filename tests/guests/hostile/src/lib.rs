@@ -113,7 +113,7 @@ fn socket_attack(args: &PropertyMap) -> Result<InvokeResponse> {
 
 impl Provider for Hostile {
     fn info(&self) -> PluginInfo {
-        PluginInfo { name: "hostile".into(), version: env!("CARGO_PKG_VERSION").into() }
+        PluginInfo::new("hostile", env!("CARGO_PKG_VERSION"))
     }
 
     fn get_schema(&mut self, _req: GetSchemaRequest) -> Result<String> {

@@ -13,7 +13,7 @@ pub struct Probe;
 
 impl Provider for Probe {
     fn info(&self) -> PluginInfo {
-        PluginInfo { name: "probe".into(), version: env!("CARGO_PKG_VERSION").into() }
+        PluginInfo::new("probe", env!("CARGO_PKG_VERSION"))
     }
 
     /// Not allowed: registers a resource from Create.
