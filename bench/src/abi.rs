@@ -1,26 +1,26 @@
 //! The encoding table (`--inproc` and full runs): what the value encoding
 //! itself costs a component call. The same property map goes through a
-//! guest (`bench/abi/guest`) and back in `pulumi:provider@0.1.0`'s nodes
-//! (one string per key and value, one list per array and object) and in a
-//! candidate for a later contract version:
-//! - for the small map and the 100 properties, one buffer (`bench/abi/wit`:
-//!   every string in one text buffer, every list of children in one of two
+//! guest (`bench/abi/guest`) and back as the host hands it to a component
+//! built against `pulumi:provider@0.1.0` (its own conversion, then the
+//! adapter's to 0.1.0's nodes: one string per key and value, one list per
+//! array and object) and against the latest version:
+//! - for the small map and the 100 properties, 0.2.0's one buffer (every
+//!   string in one text buffer, every list of children in one of two
 //!   shared lists);
-//! - for the 1 MB asset, the asset's text kept in the host, as a handle
-//!   would keep it: the guest gets the asset with its hash only, and the
-//!   host puts the text back on the way out.
+//! - for the 1 MB asset, a candidate for a later version: the asset's text
+//!   kept in the host, as a handle would keep it. The guest gets the asset
+//!   with its hash only, and the host puts the text back on the way out.
 //!
 //! Each side times the host's conversion from protobuf, the call (lowering,
 //! the guest's decode and encode, lifting, post-return) and the conversion
-//! back, as the host would do them, validation included.
+//! back: the host's own functions, validation included.
 
-use std::collections::HashSet;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, bail, ensure};
+use anyhow::{Context, ensure};
+use prost_types::Struct;
 use prost_types::value::Kind;
-use prost_types::{ListValue, Struct, Value as WireValue};
 use pulumi_wasm_host::convert::value::{Limits, WireOptions, sig, struct_into_wit, wit_into_struct};
 use pulumi_wasm_host::runtime::bindings::{flat_to_nodes, nodes_into_flat};
 use wasmtime::component::{Component, Linker, ResourceTable};
@@ -35,12 +35,14 @@ mod bindings {
         path: "abi/wit",
         world: "pulumi-bench:abi/abi",
         exports: { default: async },
-        with: { "pulumi:provider/types@0.1.0": pulumi_wasm_host::runtime::bindings::v0_1_0::pulumi::provider::types },
+        with: {
+            "pulumi:provider/types@0.1.0": pulumi_wasm_host::runtime::bindings::v0_1_0::pulumi::provider::types,
+            "pulumi:provider/types@0.2.0": pulumi_wasm_host::runtime::bindings::types,
+        },
     });
 }
 
 use bindings::Abi;
-use bindings::pulumi_bench::abi::flat;
 
 struct State {
     wasi: WasiCtx,
@@ -132,12 +134,13 @@ impl Guest {
         .await
     }
 
-    /// Through the guest in the one-buffer candidate.
+    /// Through the guest in the latest encoding, as the host serves a
+    /// component built against it.
     async fn flat(&mut self, s: Struct) -> anyhow::Result<(Struct, [Duration; 3])> {
         self.stages(
-            || Ok((to_flat(s), ())),
+            || Ok((struct_into_wit(s)?, ())),
             async |abi, store, v| abi.call_echo_flat(store, v).await,
-            |out, ()| from_flat(out, Limits::default()),
+            |out, ()| Ok(wit_into_struct(out, WireOptions::default(), Limits::default())?),
         )
         .await
     }
@@ -171,17 +174,19 @@ fn for_each_asset(s: &mut Struct, f: &mut dyn FnMut(&mut Struct)) {
     }
 }
 
-/// The candidate an input is measured with.
+/// What an input is measured with beside 0.1.0's encoding.
 #[derive(Clone, Copy)]
 pub enum Candidate {
+    /// 0.2.0's values in one buffer.
     OneBuffer,
+    /// 0.1.0's nodes with every asset's text kept in the host.
     TextInHost,
 }
 
 impl Candidate {
     pub fn label(self) -> &'static str {
         match self {
-            Candidate::OneBuffer => "one buffer",
+            Candidate::OneBuffer => "0.2.0, one buffer",
             Candidate::TextInHost => "asset text kept in the host",
         }
     }
@@ -226,201 +231,4 @@ pub async fn measure(guest: &mut Guest, n: usize) -> anyhow::Result<Vec<Row>> {
         rows.push(Row { input, candidate, nodes, other });
     }
     Ok(rows)
-}
-
-// ---------------------------------------------------------------------------
-// The candidate encoding on the host's side. Only the kinds the benchmark
-// sends (null, bool, number, string, list, struct); special values would
-// be decoded here as the host decodes them for the node encoding.
-// ---------------------------------------------------------------------------
-
-fn span(start: usize, len: usize) -> flat::Span {
-    flat::Span { start: start as u32, len: len as u32 }
-}
-
-/// The positions a span covers, computed without overflow.
-fn range(s: flat::Span) -> std::ops::Range<usize> {
-    s.start as usize..s.start as usize + s.len as usize
-}
-
-/// From the wire, in pre-order: strings are appended to the one text
-/// buffer; an array's or object's children are appended to `items` or
-/// `fields` once they have their node indices.
-pub fn to_flat(s: Struct) -> flat::Value {
-    let mut out = flat::Value { nodes: Vec::new(), items: Vec::new(), fields: Vec::new(), text: String::new() };
-    push_struct(&mut out, s);
-    out
-}
-
-fn push_text(out: &mut flat::Value, s: &str) -> flat::Span {
-    let start = out.text.len();
-    out.text.push_str(s);
-    span(start, s.len())
-}
-
-fn push_struct(out: &mut flat::Value, s: Struct) -> u32 {
-    let at = out.nodes.len();
-    out.nodes.push(flat::Node::Null);
-    let children: Vec<(flat::Span, u32)> =
-        s.fields.into_iter().map(|(k, v)| (push_text(out, &k), push_value(out, v))).collect();
-    out.nodes[at] = flat::Node::Object(span(out.fields.len(), children.len()));
-    out.fields.extend(children);
-    at as u32
-}
-
-fn push_value(out: &mut flat::Value, v: WireValue) -> u32 {
-    let node = match v.kind {
-        Some(Kind::StructValue(s)) => return push_struct(out, s),
-        Some(Kind::ListValue(l)) => {
-            let at = out.nodes.len();
-            out.nodes.push(flat::Node::Null);
-            let children: Vec<u32> = l.values.into_iter().map(|c| push_value(out, c)).collect();
-            out.nodes[at] = flat::Node::Array(span(out.items.len(), children.len()));
-            out.items.extend(children);
-            return at as u32;
-        }
-        None | Some(Kind::NullValue(_)) => flat::Node::Null,
-        Some(Kind::BoolValue(b)) => flat::Node::Bool(b),
-        Some(Kind::NumberValue(n)) => flat::Node::Number(n),
-        Some(Kind::StringValue(s)) => flat::Node::String(push_text(out, &s)),
-    };
-    out.nodes.push(node);
-    (out.nodes.len() - 1) as u32
-}
-
-/// The guest's value back to the wire, checked first as the host checks
-/// the node encoding: spans within their lists and on character
-/// boundaries, every child after its parent and referenced once, no
-/// duplicate keys, bounded depth and size.
-pub fn from_flat(v: flat::Value, limits: Limits) -> anyhow::Result<Struct> {
-    validate(&v, limits)?;
-    let mut done: Vec<Option<WireValue>> = Vec::new();
-    done.resize_with(v.nodes.len(), || None);
-    let text = |s: flat::Span| v.text[range(s)].to_owned();
-    for (i, node) in v.nodes.iter().enumerate().rev() {
-        let kind = match node {
-            flat::Node::Bool(b) => Kind::BoolValue(*b),
-            flat::Node::Number(n) => Kind::NumberValue(*n),
-            flat::Node::String(s) => Kind::StringValue(text(*s)),
-            flat::Node::Array(s) => {
-                let values = children(&v.items, *s).iter().map(|&c| take(&mut done, c)).collect();
-                Kind::ListValue(ListValue { values })
-            }
-            flat::Node::Object(s) => {
-                let fields = children(&v.fields, *s).iter().map(|&(k, c)| (text(k), take(&mut done, c))).collect();
-                Kind::StructValue(Struct { fields })
-            }
-            _ => Kind::NullValue(0),
-        };
-        done[i] = Some(WireValue { kind: Some(kind) });
-    }
-    match take(&mut done, 0).kind {
-        Some(Kind::StructValue(s)) => Ok(s),
-        _ => bail!("the root is not an object"),
-    }
-}
-
-fn children<T>(list: &[T], s: flat::Span) -> &[T] {
-    &list[range(s)]
-}
-
-fn take(done: &mut [Option<WireValue>], c: u32) -> WireValue {
-    done[c as usize].take().unwrap_or_default()
-}
-
-fn validate(v: &flat::Value, limits: Limits) -> anyhow::Result<()> {
-    const NONE: u32 = u32::MAX;
-    let count = v.nodes.len();
-    ensure!(count > 0 && count <= limits.max_nodes, "{count} nodes");
-    ensure!(matches!(v.nodes[0], flat::Node::Object(_)), "the root is not an object");
-    let in_text = |s: flat::Span| {
-        let r = range(s);
-        r.end <= v.text.len() && v.text.is_char_boundary(r.start) && v.text.is_char_boundary(r.end)
-    };
-    let within = |s: flat::Span, len: usize| range(s).end <= len;
-    // Each node's parent and depth, filled in as its parent is reached.
-    let mut parent = vec![NONE; count];
-    let mut depth = vec![0usize; count];
-    let mut adopt = |parent: &mut [u32], i: usize, c: u32| -> anyhow::Result<()> {
-        let cu = c as usize;
-        ensure!(cu < count && cu > i && parent[cu] == NONE, "node {i}: bad child {c}");
-        parent[cu] = i as u32;
-        depth[cu] = depth[i] + 1;
-        ensure!(depth[cu] <= limits.max_depth, "too deep");
-        Ok(())
-    };
-    let mut keys = HashSet::new();
-    for (i, node) in v.nodes.iter().enumerate() {
-        ensure!(i == 0 || parent[i] != NONE, "node {i} is not referenced");
-        match node {
-            flat::Node::String(s) => ensure!(in_text(*s), "node {i}: bad span"),
-            flat::Node::Array(s) => {
-                ensure!(within(*s, v.items.len()), "node {i}: bad span");
-                for &c in children(&v.items, *s) {
-                    adopt(&mut parent, i, c)?;
-                }
-            }
-            flat::Node::Object(s) => {
-                ensure!(within(*s, v.fields.len()), "node {i}: bad span");
-                keys.clear();
-                for &(k, c) in children(&v.fields, *s) {
-                    ensure!(in_text(k), "node {i}: bad key span");
-                    let key = &v.text[range(k)];
-                    ensure!(keys.insert(key), "node {i}: duplicate key {key}");
-                    adopt(&mut parent, i, c)?;
-                }
-            }
-            _ => {}
-        }
-    }
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn sp(start: u32, len: u32) -> flat::Span {
-        flat::Span { start, len }
-    }
-
-    /// `{"a": "é"}`, then spoiled by `spoil`: the host's side of the
-    /// candidate must refuse it, as it refuses a bad node list.
-    fn refused(spoil: impl FnOnce(&mut flat::Value)) -> bool {
-        let mut v = flat::Value {
-            nodes: vec![flat::Node::Object(sp(0, 1)), flat::Node::String(sp(1, 2))],
-            items: vec![],
-            fields: vec![(sp(0, 1), 1)],
-            text: "aé".into(),
-        };
-        assert!(from_flat(v.clone(), Limits::default()).is_ok());
-        spoil(&mut v);
-        from_flat(v, Limits::default()).is_err()
-    }
-
-    #[test]
-    fn the_candidate_refuses_what_the_node_encoding_refuses() {
-        assert!(refused(|v| v.nodes[1] = flat::Node::String(sp(1, 9))), "a span past the text");
-        assert!(refused(|v| v.nodes[1] = flat::Node::String(sp(1, 1))), "a span inside a character");
-        assert!(refused(|v| v.nodes[0] = flat::Node::Object(sp(0, 2))), "a span past the fields");
-        assert!(refused(|v| v.fields[0].1 = 0), "a child before its parent");
-        assert!(refused(|v| v.fields[0].1 = 7), "a child past the nodes");
-        assert!(
-            refused(|v| {
-                v.fields.push((sp(0, 1), 1));
-                v.nodes[0] = flat::Node::Object(sp(0, 2));
-            }),
-            "a duplicate key, and a node with two parents"
-        );
-        assert!(refused(|v| v.nodes.push(flat::Node::Null)), "a node nothing refers to");
-        assert!(refused(|v| v.nodes.swap(0, 1)), "a root that is not an object");
-    }
-
-    #[test]
-    fn the_candidate_keeps_every_value_it_carries() {
-        for input in [Input::SmallMap, Input::HundredProps] {
-            let s = input.news();
-            assert_eq!(from_flat(to_flat(s.clone()), Limits::default()).unwrap(), s);
-        }
-    }
 }

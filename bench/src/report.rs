@@ -243,7 +243,7 @@ impl Report {
             o.push_str("### The value encoding alone: a map through a guest and back, in-process (µs, p50)\n\n");
             let mut rows = Vec::new();
             for r in &self.abi {
-                for (name, st) in [("0.1.0 nodes", &r.nodes), (r.candidate.label(), &r.other)] {
+                for (name, st) in [("0.1.0 nodes, through the adapter", &r.nodes), (r.candidate.label(), &r.other)] {
                     let total: Duration = st.iter().map(|s| s.p50).sum();
                     let base: Duration = r.nodes.iter().map(|s| s.p50).sum();
                     rows.push(vec![

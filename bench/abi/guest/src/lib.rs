@@ -1,11 +1,10 @@
 //! Echoes a property map, in `pulumi:provider@0.1.0`'s node encoding and in
-//! the one-buffer candidate of `bench/abi/wit` (`flat`). Both decode into
-//! the same owned tree, as the SDK does before a provider sees a value, and
-//! encode it back, so the two differ only in what the encoding costs. Only
-//! the kinds of the benchmark's inputs (null, bool, number, string, array,
-//! object) are decoded; in the node encoding other leaves (the 1 MB
-//! input's asset) pass through as they came, and the candidate does not
-//! carry them.
+//! 0.2.0's one buffer (`flat`). Both decode into the same owned tree, as the
+//! SDK does before a provider sees a value, and encode it back, so the two
+//! differ only in what the encoding costs. Only the kinds of the
+//! benchmark's inputs (null, bool, number, string, array, object) are
+//! decoded; in the node encoding other leaves (the 1 MB input's asset) pass
+//! through as they came, and the one-buffer echo is not sent them.
 
 // The generated export glue of `echo-flat` takes the value's eight flat words.
 #![allow(clippy::too_many_arguments)]
@@ -14,8 +13,8 @@ use std::collections::BTreeMap;
 
 wit_bindgen::generate!({ path: "../wit", world: "pulumi-bench:abi/abi", generate_all });
 
-use pulumi::provider::types::Node;
-use pulumi_bench::abi::flat;
+use pulumi::provider0_1_0::types::Node;
+use pulumi::provider0_2_0::types as flat;
 
 enum V {
     Null,
