@@ -53,6 +53,10 @@ macro_rules! __value_codec {
             text: String,
         }
 
+        /// Strings this long or longer get their own `str.long`: moved, not
+        /// copied into the shared text (the host uses the same length).
+        const LONG_STRING: usize = 1 << 10;
+
         fn span(start: usize, end: usize) -> w::Span {
             w::Span { start: start as u32, len: (end - start) as u32 }
         }
@@ -69,6 +73,10 @@ macro_rules! __value_codec {
                 span(start, self.text.len())
             }
 
+            fn str(&mut self, s: String) -> w::Str {
+                if s.len() >= LONG_STRING { w::Str::Long(s) } else { w::Str::Short(self.text(&s)) }
+            }
+
             fn opt_text(&mut self, s: Option<String>) -> Option<w::Span> {
                 s.map(|s| self.text(&s))
             }
@@ -83,7 +91,7 @@ macro_rules! __value_codec {
                     Value::Null => w::Node::Null,
                     Value::Bool(b) => w::Node::Bool(b),
                     Value::Number(n) => w::Node::Number(n),
-                    Value::String(s) => w::Node::String(self.text(&s)),
+                    Value::String(s) => w::Node::String(self.str(s)),
                     Value::Bytes(b) => w::Node::Bytes(b),
                     Value::Array(a) => {
                         // The array's children are one span of `items`, taken before
@@ -139,7 +147,7 @@ macro_rules! __value_codec {
                 w::Asset {
                     hash: self.opt_text(a.hash),
                     source: a.source.map(|s| match s {
-                        AssetSource::Text(t) => w::AssetSource::Text(self.text(&t)),
+                        AssetSource::Text(t) => w::AssetSource::Text(self.str(t)),
                         AssetSource::Path(p) => w::AssetSource::Path(self.text(&p)),
                         AssetSource::Uri(u) => w::AssetSource::Uri(self.text(&u)),
                     }),
@@ -237,6 +245,13 @@ macro_rules! __value_codec {
                 self.text.get(range(s)).map(str::to_owned).ok_or_else(|| format!("bad text span {s:?}"))
             }
 
+            fn string(&self, s: w::Str) -> Result<String, String> {
+                match s {
+                    w::Str::Short(s) => self.str(s),
+                    w::Str::Long(s) => Ok(s),
+                }
+            }
+
             fn opt_str(&self, s: Option<w::Span>) -> Result<Option<String>, String> {
                 s.map(|s| self.str(s)).transpose()
             }
@@ -260,7 +275,7 @@ macro_rules! __value_codec {
                     w::Node::Null => Value::Null,
                     w::Node::Bool(b) => Value::Bool(b),
                     w::Node::Number(n) => Value::Number(n),
-                    w::Node::String(s) => Value::String(self.str(s)?),
+                    w::Node::String(s) => Value::String(self.string(s)?),
                     w::Node::Bytes(b) => Value::Bytes(b),
                     w::Node::Array(s) => {
                         let children = self.items.get(range(s)).ok_or_else(|| format!("bad items span {s:?}"))?;
@@ -299,7 +314,7 @@ macro_rules! __value_codec {
                     hash: self.opt_str(a.hash)?,
                     source: match a.source {
                         None => None,
-                        Some(w::AssetSource::Text(t)) => Some(AssetSource::Text(self.str(t)?)),
+                        Some(w::AssetSource::Text(t)) => Some(AssetSource::Text(self.string(t)?)),
                         Some(w::AssetSource::Path(p)) => Some(AssetSource::Path(self.str(p)?)),
                         Some(w::AssetSource::Uri(u)) => Some(AssetSource::Uri(self.str(u)?)),
                     },
@@ -412,6 +427,8 @@ mod tests {
             "ref" => Value::ResourceRef(ResourceRef { urn: "urn:x".into(), id: Some(RefId::Unknown), package_version: "1.0.0".into() }),
             "out" => Value::Output(Output { value: Some(Box::new("v".into())), secret: true, dependencies: vec!["urn:d".into()] }),
             "unknown-out" => Value::Output(Output { value: None, secret: false, dependencies: vec![] }),
+            "long" => "é".repeat(1000),
+            "long-asset" => Asset::text("x".repeat(4096)),
         };
         let wire = encode_map(&m);
         let span = |s: w::Span| s.start as usize..(s.start + s.len) as usize;
@@ -424,6 +441,12 @@ mod tests {
             };
             assert!(children.iter().all(|c| *c as usize > i), "pre-order violated at {i}");
         }
+        let long = wire.nodes.iter().filter(|n| match n {
+            w::Node::String(w::Str::Long(_)) => true,
+            w::Node::Asset(a) => matches!(a.source, Some(w::AssetSource::Text(w::Str::Long(_)))),
+            _ => false,
+        });
+        assert_eq!(long.count(), 2, "strings of 1 KiB and more move whole");
         assert_eq!(decode_map(wire).unwrap(), m);
     }
 
@@ -446,7 +469,7 @@ mod tests {
         // Spans past their buffer, or splitting a character.
         let past = value(vec![w::Node::Array(all(3)), w::Node::Null], vec![1], "");
         assert!(decode(past).is_err());
-        let split = value(vec![w::Node::String(w::Span { start: 0, len: 1 })], vec![], "é");
+        let split = value(vec![w::Node::String(w::Str::Short(w::Span { start: 0, len: 1 }))], vec![], "é");
         assert!(decode(split).is_err());
         let key = value(vec![w::Node::Object(w::Span { start: 1, len: 1 }), w::Node::Null], vec![], "k");
         assert!(decode(key).is_err());

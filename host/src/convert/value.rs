@@ -20,9 +20,10 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use prost_types::value::Kind;
 use prost_types::{ListValue, Struct, Value as WireValue};
 
+use crate::runtime::bindings::LONG_STRING;
 use crate::runtime::bindings::types::{
-    Archive, ArchiveSource, Asset, AssetSource, Node, OutputValue, ReferenceId, ResourceReference, Span, UnknownKind,
-    Value,
+    Archive, ArchiveSource, Asset, AssetSource, Node, OutputValue, ReferenceId, ResourceReference, Span, Str,
+    UnknownKind, Value,
 };
 
 /// Pulumi's signature key, special-value signatures and unknown sentinels.
@@ -418,6 +419,11 @@ impl Decoder {
         span(start, self.text.len())
     }
 
+    /// A string that may be long: a long one moves, the rest go into `text`.
+    fn str(&mut self, s: String) -> Str {
+        if s.len() >= LONG_STRING { Str::Long(s) } else { Str::Short(self.text(&s)) }
+    }
+
     /// Points child slot `slot` of node `parent` at `child`, filling the placeholder.
     fn set_child(&mut self, parent: u32, slot: usize, child: u32) {
         let target = match self.nodes.get_mut(parent as usize) {
@@ -476,7 +482,7 @@ impl Decoder {
             Some(Kind::NumberValue(n)) => Node::Number(n),
             Some(Kind::StringValue(s)) => match unknown_kind(&s) {
                 Some(kind) => Node::Unknown(kind),
-                None => Node::String(self.text(&s)),
+                None => Node::String(self.str(s)),
             },
             Some(Kind::ListValue(l)) => {
                 let start = self.items.len();
@@ -580,7 +586,7 @@ impl Decoder {
                 } else if let Some(u) = take_str(&mut s, W, "uri")? {
                     Some(AssetSource::Uri(self.text(&u)))
                 } else {
-                    take_str(&mut s, W, "text")?.map(|t| AssetSource::Text(self.text(&t)))
+                    take_str(&mut s, W, "text")?.map(|t| AssetSource::Text(self.str(t)))
                 };
                 Ok(Node::Asset(Asset { hash, source }))
             }
@@ -617,19 +623,30 @@ impl Decoder {
 // WIT -> wire
 // ---------------------------------------------------------------------------
 
-/// A guest property map to the wire. The root must be an object. Strings
-/// are copied out of the value's text.
+/// A guest property map to the wire. The root must be an object. Long
+/// strings and byte lists move into the result; the rest are copied out of
+/// the value's text.
 pub fn wit_into_struct(v: Value, opts: WireOptions, limits: Limits) -> Result<Struct, ConvertError> {
-    wit_to_struct(&v, opts, limits)
+    root_object(&v)?;
+    as_struct(wit_into_value(v, opts, limits)?)
 }
 
-/// [`wit_into_struct`] of a borrowed value.
+/// [`wit_into_struct`] of a borrowed value (copies it once it is validated).
 pub fn wit_to_struct(v: &Value, opts: WireOptions, limits: Limits) -> Result<Struct, ConvertError> {
-    let root = v.nodes.first().ok_or(ConvertError::Empty)?;
-    if !matches!(root, Node::Object(_)) {
-        return Err(ConvertError::RootNotObject { found: kind_name(root) });
+    root_object(v)?;
+    as_struct(wit_to_value(v, opts, limits)?)
+}
+
+fn root_object(v: &Value) -> Result<(), ConvertError> {
+    match v.nodes.first() {
+        None => Err(ConvertError::Empty),
+        Some(Node::Object(_)) => Ok(()),
+        Some(root) => Err(ConvertError::RootNotObject { found: kind_name(root) }),
     }
-    match wit_to_value(v, opts, limits)?.kind {
+}
+
+fn as_struct(v: WireValue) -> Result<Struct, ConvertError> {
+    match v.kind {
         Some(Kind::StructValue(s)) => Ok(s),
         _ => Err(ConvertError::RootNotObject { found: "a special value" }),
     }
@@ -637,21 +654,25 @@ pub fn wit_to_struct(v: &Value, opts: WireOptions, limits: Limits) -> Result<Str
 
 /// A guest value to the wire.
 pub fn wit_into_value(v: Value, opts: WireOptions, limits: Limits) -> Result<WireValue, ConvertError> {
-    wit_to_value(&v, opts, limits)
+    validate(&v, opts, limits)?;
+    Ok(build(v, opts))
 }
 
-/// [`wit_into_value`] of a borrowed value.
+/// [`wit_into_value`] of a borrowed value (copies it once it is validated).
 pub fn wit_to_value(v: &Value, opts: WireOptions, limits: Limits) -> Result<WireValue, ConvertError> {
     validate(v, opts, limits)?;
-    Ok(build(v, opts))
+    Ok(build(v.clone(), opts))
 }
 
 /// Every span of `text` a node holds (keys are checked with their object).
 fn text_spans(node: &Node) -> impl Iterator<Item = Span> + '_ {
     let fixed: [Option<Span>; 3] = match node {
-        Node::String(s) => [Some(*s), None, None],
+        Node::String(Str::Short(s)) => [Some(*s), None, None],
         Node::Asset(a) => {
-            let source = a.source.map(|(AssetSource::Text(s) | AssetSource::Path(s) | AssetSource::Uri(s))| s);
+            let source = match a.source {
+                Some(AssetSource::Text(Str::Short(s)) | AssetSource::Path(s) | AssetSource::Uri(s)) => Some(s),
+                _ => None,
+            };
             [a.hash, source, None]
         }
         Node::Archive(a) => {
@@ -783,31 +804,44 @@ fn special<'a>(signature: &str, fields: impl IntoIterator<Item = (&'a str, WireV
 
 /// Builds the wire value of a validated value, last node first, so each
 /// node's children (all after it) are already built and each is taken once.
-fn build(v: &Value, opts: WireOptions) -> WireValue {
-    let bufs = Buffers::of(v);
-    // Validated: every span is in range; an empty string is never used.
+fn build(v: Value, opts: WireOptions) -> WireValue {
+    let Value { nodes, items, fields, text } = v;
+    let bufs = Buffers { text: &text, items: &items, fields: &fields };
+    // Validated: every span is in range.
     let text = |s: Span| bufs.str(s).unwrap_or_default();
+    let str = |s: Str| match s {
+        Str::Short(s) => text(s).to_owned(),
+        Str::Long(s) => s,
+    };
     let mut done: Vec<Option<WireValue>> = Vec::new();
-    done.resize_with(v.nodes.len(), || None);
+    done.resize_with(nodes.len(), || None);
     let named = |s: Span, done: &mut Vec<Option<WireValue>>| -> BTreeMap<String, WireValue> {
         let pairs = bufs.fields(s).unwrap_or_default();
         pairs.iter().map(|&(k, c)| (text(k).to_owned(), take(done, c))).collect()
     };
-    for (i, node) in v.nodes.iter().enumerate().rev() {
+    for (i, node) in nodes.into_iter().enumerate().rev() {
         let v = match node {
             Node::Null => wire(Kind::NullValue(0)),
-            Node::Bool(b) => wire(Kind::BoolValue(*b)),
-            Node::Number(n) => wire(Kind::NumberValue(*n)),
-            Node::String(s) => string(text(*s)),
-            Node::Bytes(b) if opts.byte_strings => byte_string(b),
+            Node::Bool(b) => wire(Kind::BoolValue(b)),
+            Node::Number(n) => wire(Kind::NumberValue(n)),
+            Node::String(s) => string(str(s)),
+            Node::Bytes(b) if opts.byte_strings => byte_string(&b),
             // Validation let through only UTF-8 bytes when byte strings are not negotiated.
-            Node::Bytes(b) => std::str::from_utf8(b).map_or_else(|_| byte_string(b), string),
+            Node::Bytes(b) => String::from_utf8(b).map_or_else(|e| byte_string(e.as_bytes()), string),
             Node::Array(s) => {
-                let values = bufs.items(*s).unwrap_or_default().iter().map(|&c| take(&mut done, c)).collect();
+                let values = bufs.items(s).unwrap_or_default().iter().map(|&c| take(&mut done, c)).collect();
                 wire(Kind::ListValue(ListValue { values }))
             }
-            Node::Object(s) => wire(Kind::StructValue(Struct { fields: named(*s, &mut done) })),
-            Node::Asset(a) => asset(a, text),
+            Node::Object(s) => wire(Kind::StructValue(Struct { fields: named(s, &mut done) })),
+            Node::Asset(a) => {
+                let hash = a.hash.map(|h| ("hash", string(text(h))));
+                let source = a.source.map(|s| match s {
+                    AssetSource::Text(t) => ("text", string(str(t))),
+                    AssetSource::Path(p) => ("path", string(text(p))),
+                    AssetSource::Uri(u) => ("uri", string(text(u))),
+                });
+                special(sig::ASSET, hash.into_iter().chain(source))
+            }
             Node::Archive(a) => {
                 let source = match a.source {
                     None => None,
@@ -820,9 +854,9 @@ fn build(v: &Value, opts: WireOptions) -> WireValue {
                 let hash = a.hash.map(|h| ("hash", string(text(h))));
                 special(sig::ARCHIVE, hash.into_iter().chain(source))
             }
-            Node::Secret(c) if opts.plain_secrets => take(&mut done, *c),
-            Node::Secret(c) => special(sig::SECRET, [("value", take(&mut done, *c))]),
-            Node::Unknown(k) => string(sentinel(*k)),
+            Node::Secret(c) if opts.plain_secrets => take(&mut done, c),
+            Node::Secret(c) => special(sig::SECRET, [("value", take(&mut done, c))]),
+            Node::Unknown(k) => string(sentinel(k)),
             // As Pulumi's own SDKs send a reference to a caller that takes none.
             Node::ResourceReference(r) if opts.plain_references => match r.id {
                 Some(ReferenceId::Known(id)) if known_id(text(id)) => string(text(id)),
@@ -863,16 +897,6 @@ fn take(done: &mut [Option<WireValue>], c: u32) -> WireValue {
 /// Pulumi's byte string: `{sig, value: base64}`.
 fn byte_string(b: &[u8]) -> WireValue {
     special(sig::BYTE_STRING, [("value", string(BASE64.encode(b)))])
-}
-
-fn asset<'a>(a: &Asset, text: impl Fn(Span) -> &'a str) -> WireValue {
-    let hash = a.hash.map(|h| ("hash", string(text(h))));
-    let source = a.source.map(|s| match s {
-        AssetSource::Text(t) => ("text", string(text(t))),
-        AssetSource::Path(p) => ("path", string(text(p))),
-        AssetSource::Uri(u) => ("uri", string(text(u))),
-    });
-    special(sig::ASSET, hash.into_iter().chain(source))
 }
 
 #[cfg(test)]

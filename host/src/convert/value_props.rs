@@ -186,11 +186,12 @@ fn hostile_flat() -> impl Strategy<Value = Value> {
                 })
             });
             let asset = (prop::option::of(span(t)), span(t)).prop_map(|(hash, s)| {
-                super::Node::Asset(super::Asset { hash, source: Some(super::AssetSource::Text(s)) })
+                super::Node::Asset(super::Asset { hash, source: Some(super::AssetSource::Text(super::Str::Short(s))) })
             });
             let node = prop_oneof![
                 Just(super::Node::Null),
-                span(t).prop_map(super::Node::String),
+                span(t).prop_map(|s| super::Node::String(super::Str::Short(s))),
+                "\\PC{0,3}".prop_map(|s| super::Node::String(super::Str::Long(s))),
                 span(items.len()).prop_map(super::Node::Array),
                 span(fields).prop_map(super::Node::Object),
                 span(fields).prop_map(|s| super::Node::Archive(super::Archive {

@@ -569,12 +569,15 @@ fn assert_bad_span(v: Value, buffer: &str) {
 #[test]
 fn guest_spans_must_be_in_range_and_on_character_boundaries() {
     // "k" then "é" (two bytes): 1..3 is the é, 1..2 splits it.
-    let ok = flat_map(super::Node::String(at(1, 2)), "ké");
+    let ok = flat_map(super::Node::String(Str::Short(at(1, 2))), "ké");
     let sent = wit_to_struct(&ok, negotiated(), Limits::default()).expect("a valid span");
     assert_eq!(sent, map([("k", s("é"))]));
-    assert_bad_span(flat_map(super::Node::String(at(1, 1)), "ké"), "text");
-    assert_bad_span(flat_map(super::Node::String(at(2, 5)), "ké"), "text");
-    assert_bad_span(flat_map(super::Node::String(at(u32::MAX, u32::MAX)), "ké"), "text");
+    assert_bad_span(flat_map(super::Node::String(Str::Short(at(1, 1))), "ké"), "text");
+    assert_bad_span(flat_map(super::Node::String(Str::Short(at(2, 5))), "ké"), "text");
+    assert_bad_span(flat_map(super::Node::String(Str::Short(at(u32::MAX, u32::MAX))), "ké"), "text");
+    // A long string needs no span.
+    let long = flat_map(super::Node::String(Str::Long("é".repeat(2000))), "k");
+    assert_eq!(wit_to_struct(&long, negotiated(), Limits::default()).unwrap(), map([("k", s(&"é".repeat(2000)))]));
     let reference = super::ResourceReference {
         urn: at(0, 1),
         id: Some(super::ReferenceId::Known(at(9, 1))),
@@ -606,4 +609,20 @@ fn guest_spans_must_be_in_range_and_on_character_boundaries() {
         wit_to_value(&v, negotiated(), Limits::default()),
         Err(ConvertError::SharedNode { child: 3, .. })
     ));
+}
+
+#[test]
+fn long_strings_move_whole_and_short_ones_share_the_text() {
+    let long = "x".repeat(LONG_STRING);
+    let original = map([("s", s(&long)), ("a", sp(sig::ASSET, [("text", s(&long))])), ("short", s("y"))]);
+    let wit = struct_to_wit(&original).unwrap();
+    let long_string = |n: &super::Node| matches!(n, super::Node::String(Str::Long(l)) if l.len() == LONG_STRING);
+    assert!(wit.nodes.iter().any(long_string));
+    let long_text = |n: &super::Node| {
+        matches!(n, super::Node::Asset(super::Asset { source: Some(super::AssetSource::Text(Str::Long(_))), .. }))
+    };
+    assert!(wit.nodes.iter().any(long_text));
+    // The keys and the short string.
+    assert_eq!(wit.text, "asshorty");
+    roundtrip(original);
 }

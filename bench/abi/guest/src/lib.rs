@@ -104,7 +104,8 @@ fn from_flat(v: &flat::Value, at: u32) -> V {
     match v.nodes.get(at as usize) {
         Some(flat::Node::Bool(b)) => V::Bool(*b),
         Some(flat::Node::Number(n)) => V::Num(*n),
-        Some(flat::Node::String(s)) => V::Str(text(v, *s)),
+        Some(flat::Node::String(flat::Str::Short(s))) => V::Str(text(v, *s)),
+        Some(flat::Node::String(flat::Str::Long(s))) => V::Str(s.clone()),
         Some(flat::Node::Array(s)) => V::Arr(range(&v.items, *s).iter().map(|&i| from_flat(v, i)).collect()),
         Some(flat::Node::Object(s)) => {
             V::Obj(range(&v.fields, *s).iter().map(|&(k, i)| (text(v, k), from_flat(v, i))).collect())
@@ -126,7 +127,8 @@ fn to_flat(out: &mut flat::Value, v: V) -> u32 {
         V::Null | V::Other(_) => flat::Node::Null,
         V::Bool(b) => flat::Node::Bool(b),
         V::Num(n) => flat::Node::Number(n),
-        V::Str(s) => flat::Node::String(push_text(out, &s)),
+        // The inputs' strings are all short.
+        V::Str(s) => flat::Node::String(flat::Str::Short(push_text(out, &s))),
         V::Arr(items) => {
             let children: Vec<u32> = items.into_iter().map(|c| to_flat(out, c)).collect();
             let span = flat::Span { start: out.items.len() as u32, len: children.len() as u32 };

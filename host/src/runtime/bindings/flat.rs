@@ -5,6 +5,7 @@
 //! is well-formed is checked once, in the latest encoding, where every
 //! value is checked (`convert::value`).
 
+use super::LONG_STRING;
 use super::adapt::{new, old};
 
 use new::types as n;
@@ -42,6 +43,11 @@ impl Builder {
         span(start, self.text.len())
     }
 
+    /// A string that may be long: moved whole when it is.
+    fn str(&mut self, s: String) -> n::Str {
+        if s.len() >= LONG_STRING { n::Str::Long(s) } else { n::Str::Short(self.text(&s)) }
+    }
+
     fn items(&mut self, children: Vec<u32>) -> n::Span {
         let start = self.items.len();
         self.items.extend(children);
@@ -61,7 +67,7 @@ impl Builder {
         n::Asset {
             hash: a.hash.map(|h| self.text(&h)),
             source: a.source.map(|s| match s {
-                o::AssetSource::Text(t) => n::AssetSource::Text(self.text(&t)),
+                o::AssetSource::Text(t) => n::AssetSource::Text(self.str(t)),
                 o::AssetSource::Path(p) => n::AssetSource::Path(self.text(&p)),
                 o::AssetSource::Uri(u) => n::AssetSource::Uri(self.text(&u)),
             }),
@@ -73,7 +79,7 @@ impl Builder {
             o::Node::Null => n::Node::Null,
             o::Node::Bool(b) => n::Node::Bool(b),
             o::Node::Number(x) => n::Node::Number(x),
-            o::Node::String(s) => n::Node::String(self.text(&s)),
+            o::Node::String(s) => n::Node::String(self.str(s)),
             o::Node::Bytes(b) => n::Node::Bytes(b),
             o::Node::Array(children) => n::Node::Array(self.items(children)),
             o::Node::Object(pairs) => n::Node::Object(self.fields(pairs)),
@@ -124,6 +130,13 @@ impl Reader<'_> {
         self.0.text.get(range(s)).unwrap_or_default().to_owned()
     }
 
+    fn str(&self, s: &n::Str) -> String {
+        match s {
+            n::Str::Short(span) => self.text(*span),
+            n::Str::Long(s) => s.clone(),
+        }
+    }
+
     fn items(&self, s: n::Span) -> Vec<u32> {
         self.0.items.get(range(s)).unwrap_or_default().to_vec()
     }
@@ -136,10 +149,10 @@ impl Reader<'_> {
     fn asset(&self, a: &n::Asset) -> o::Asset {
         o::Asset {
             hash: a.hash.map(|h| self.text(h)),
-            source: a.source.map(|s| match s {
-                n::AssetSource::Text(t) => o::AssetSource::Text(self.text(t)),
-                n::AssetSource::Path(p) => o::AssetSource::Path(self.text(p)),
-                n::AssetSource::Uri(u) => o::AssetSource::Uri(self.text(u)),
+            source: a.source.as_ref().map(|s| match s {
+                n::AssetSource::Text(t) => o::AssetSource::Text(self.str(t)),
+                n::AssetSource::Path(p) => o::AssetSource::Path(self.text(*p)),
+                n::AssetSource::Uri(u) => o::AssetSource::Uri(self.text(*u)),
             }),
         }
     }
@@ -149,7 +162,7 @@ impl Reader<'_> {
             n::Node::Null => o::Node::Null,
             n::Node::Bool(b) => o::Node::Bool(*b),
             n::Node::Number(x) => o::Node::Number(*x),
-            n::Node::String(s) => o::Node::String(self.text(*s)),
+            n::Node::String(s) => o::Node::String(self.str(s)),
             n::Node::Bytes(b) => o::Node::Bytes(b.clone()),
             n::Node::Array(s) => o::Node::Array(self.items(*s)),
             n::Node::Object(s) => o::Node::Object(self.fields(*s)),

@@ -33,5 +33,9 @@ pub use latest::pulumi::provider::types;
 pub use v0_2_0 as latest;
 /// The version of `latest`, for messages about components built against another.
 pub const CONTRACT: &str = "0.2.0";
+/// Strings this long or longer get their own `str.long` in a value the host
+/// writes, moved instead of copied into the value's shared `text` (see
+/// `types.wit`). The SDK uses the same length.
+pub const LONG_STRING: usize = 1 << 10;
 /// Every version this host serves, newest first.
 pub const CONTRACTS: [&str; 2] = ["0.2.0", "0.1.0"];

@@ -226,7 +226,7 @@ impl RawValue {
     }
 
     fn string(&mut self, s: &str) -> t::Node {
-        t::Node::String(self.text(s))
+        t::Node::String(t::Str::Short(self.text(s)))
     }
 
     fn array(&mut self, children: &[u32]) -> t::Node {
@@ -259,7 +259,8 @@ fn args_of(req: &rp::InvokeRequest) -> PropertyMap {
     if let Some(t::Node::Object(f)) = v.nodes.first() {
         for (k, i) in v.fields.get(f.start as usize..(f.start + f.len) as usize).unwrap_or_default() {
             let v = match v.nodes.get(*i as usize) {
-                Some(t::Node::String(s)) => Value::from(text(*s)),
+                Some(t::Node::String(t::Str::Short(s))) => Value::from(text(*s)),
+                Some(t::Node::String(t::Str::Long(s))) => Value::from(s.as_str()),
                 Some(t::Node::Number(n)) => Value::from(*n),
                 Some(t::Node::Bool(b)) => Value::from(*b),
                 _ => continue,
@@ -276,13 +277,9 @@ fn huge(args: &PropertyMap) -> Result<rp::InvokeResponse, t::Error> {
     let mut r = RawValue::default();
     match args.get("shape").and_then(Value::as_str).unwrap_or("string") {
         "string" => {
-            // The key, then the data, in one buffer made at its final size.
-            let mut text = Vec::with_capacity(4 + bytes);
-            text.extend_from_slice(b"data");
-            text.resize(4 + bytes, b'x');
-            r.text = String::from_utf8(text).map_err(|_| t::Error::Failed("not utf-8".into()))?;
-            r.fields.push((span(0, 4), 1));
-            r.nodes = vec![t::Node::Object(span(0, 1)), t::Node::String(span(4, bytes))];
+            let data = String::from_utf8(vec![b'x'; bytes]).map_err(|_| t::Error::Failed("not utf-8".into()))?;
+            let root = r.object(&[("data", 1)]);
+            r.nodes = vec![root, t::Node::String(t::Str::Long(data))];
         }
         "nodes" => {
             // ~40 guest bytes per element (the node plus its index in `items`).
@@ -353,12 +350,12 @@ pub fn malformed(kind: &str, depth: u32) -> Option<t::Value> {
             r.nodes.push(N::Archive(t::Archive { hash: None, source: Some(t::ArchiveSource::Assets(members)) }));
             r.nodes.push(N::Number(1.0));
         }
-        "textPastEnd" => r.nodes = vec![r.object(&[("a", 1)]), N::String(span(0, 1 << 20))],
+        "textPastEnd" => r.nodes = vec![r.object(&[("a", 1)]), N::String(t::Str::Short(span(0, 1 << 20)))],
         "splitCharacter" => {
             let node = r.object(&[("a", 1)]);
             r.nodes.push(node);
             let e = r.text("é");
-            r.nodes.push(N::String(t::Span { start: e.start, len: 1 }));
+            r.nodes.push(N::String(t::Str::Short(t::Span { start: e.start, len: 1 })));
         }
         "itemsPastEnd" => r.nodes = vec![r.object(&[("a", 1)]), N::Array(span(0, 2)), N::Null],
         "fieldsPastEnd" => r.nodes = vec![N::Object(span(0, 1))],
