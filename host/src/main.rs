@@ -74,6 +74,7 @@ fn dispatch(runtime: &tokio::runtime::Runtime) -> anyhow::Result<()> {
                 let cached = if loaded.cache_hit { "yes" } else { "no" };
                 println!("name:    {}\nversion: {}", loaded.name, loaded.version);
                 println!("digest:  sha256:{}\ncached:  {cached}", loaded.digest);
+                println!("contract: pulumi:provider@{}", loaded.contract);
                 Ok(())
             }),
             Command::Install { component, runtime: rt } => runtime.block_on(async {
@@ -221,11 +222,12 @@ async fn load_file(
 
 fn log_loaded(loaded: &LoadedProvider) {
     tracing::info!(
-        "loaded {} {} (sha256:{}, cached: {})",
+        "loaded {} {} (sha256:{}, cached: {}, built against pulumi:provider@{})",
         loaded.name,
         loaded.version,
         loaded.digest,
-        loaded.cache_hit
+        loaded.cache_hit,
+        loaded.contract
     );
 }
 

@@ -25,6 +25,25 @@ async fn typescript_provider_passes_the_lifecycle() {
     lifecycle(&polyglot_component("js-random"), "jsrandom").await;
 }
 
+/// Both are built against 0.1.0, so the host serves them through its adapter.
+#[test]
+fn they_are_served_as_contract_0_1_0_components() {
+    for name in ["js-random", "py-random"] {
+        let out = std::process::Command::new(e2e_tests::host_bin())
+            .arg("info")
+            .arg(polyglot_component(name))
+            .env("PULUMI_WASM_CACHE_DIR", e2e_tests::cache_dir())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            stdout.contains("contract: pulumi:provider@0.1.0"),
+            "{name}: {stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
 #[tokio::test]
 async fn python_provider_passes_the_lifecycle() {
     lifecycle(&polyglot_component("py-random"), "pyrandom").await;

@@ -75,6 +75,8 @@ pub struct LoadedProvider {
     pub needs: Needs,
     /// The component honours Check's autonaming options.
     pub autonaming: bool,
+    /// The `pulumi:provider` version the component was built against.
+    pub contract: &'static str,
 }
 
 impl Runtime {
@@ -167,6 +169,7 @@ impl Runtime {
             Needs::default()
         });
         let (pre, cache_hit, digest) = prepared.await.map_err(|e| RuntimeError::Engine(e.to_string()))??;
+        let contract = pre.contract();
         let pool = Arc::new(Pool::new(self.clone(), pre, logs));
         let info = {
             let mut lease = pool.lease(None, false).await?;
@@ -182,7 +185,7 @@ impl Runtime {
         sandbox.note_needs(&needs);
         pool.set_sandbox(sandbox);
         let autonaming = info.supports_autonaming_configuration;
-        Ok(LoadedProvider { pool, name: info.name, version, digest, cache_hit, needs, autonaming })
+        Ok(LoadedProvider { pool, name: info.name, version, digest, cache_hit, needs, autonaming, contract })
     }
 
     /// Loads a component from the cache alone, as `known` (from
@@ -211,6 +214,7 @@ impl Runtime {
         let version = semver::Version::parse(&known.version)
             .map_err(|e| RuntimeError::BadPluginInfo(format!("version '{}': {e}", known.version)))?;
         validate_package_name(&known.name)?;
+        let contract = pre.contract();
         let pool = Arc::new(Pool::new(self.clone(), pre, logs));
         sandbox.note_needs(&known.needs);
         pool.set_sandbox(sandbox);
@@ -222,6 +226,7 @@ impl Runtime {
             cache_hit: true,
             needs: known.needs,
             autonaming: known.autonaming,
+            contract,
         }))
     }
 
