@@ -244,15 +244,7 @@ pub fn construct(r: rp::ConstructRequest) -> sdk::Result<sdk::ConstructRequest> 
         replace_on_changes: r.replace_on_changes,
         retain_on_delete: r.retain_on_delete,
         aliases: r.aliases.into_iter().map(alias).collect(),
-        resource_hooks: r.resource_hooks.map(|h| sdk::ResourceHooks {
-            before_create: h.before_create,
-            after_create: h.after_create,
-            before_update: h.before_update,
-            after_update: h.after_update,
-            before_delete: h.before_delete,
-            after_delete: h.after_delete,
-            on_error: h.on_error,
-        }),
+        resource_hooks: r.resource_hooks.map(|h| pulumi_wasm_host::resource_hooks!(h => sdk::ResourceHooks)),
         replace_with: r.replace_with,
         replacement_trigger: r.replacement_trigger.map(value).transpose()?,
     })

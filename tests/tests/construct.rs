@@ -68,7 +68,7 @@ fn construct(monitor: &TestMonitor, inputs: Json, accepts_output_values: bool, d
             create: "5m".into(),
             update: "6m".into(),
             delete: "7m".into(),
-            ..Default::default()
+            read: "8m".into(),
         }),
         deleted_with: OTHER_DEP.into(),
         delete_before_replace: Some(true),
@@ -85,8 +85,20 @@ fn construct(monitor: &TestMonitor, inputs: Json, accepts_output_values: bool, d
                 })),
             },
         ],
+        resource_hooks: Some(construct_request::ResourceHooksBinding {
+            before_create: vec!["audit".into()],
+            on_error: vec!["page".into()],
+            ..Default::default()
+        }),
+        replace_with: vec![OTHER_DEP.into()],
+        replacement_trigger: Some(trigger()),
         ..Default::default()
     }
+}
+
+/// A replacement trigger: any value, here a string.
+fn trigger() -> prost_types::Value {
+    prost_types::Value { kind: Some(prost_types::value::Kind::StringValue("generation-2".into())) }
 }
 
 const OLD_KENNEL_URN: &str = "urn:pulumi:dev::proj::pets:index:Kennel::old";
@@ -117,7 +129,12 @@ async fn construct_registers_the_component_and_its_children_through_the_monitor(
     assert_eq!(k.dependencies, [OTHER_DEP]);
     assert_eq!(k.providers, HashMap::from([("random".to_string(), PROVIDER_REF.to_string())]));
     let timeouts = k.custom_timeouts.as_ref().expect("custom timeouts");
-    assert_eq!((timeouts.create.as_str(), timeouts.update.as_str(), timeouts.delete.as_str()), ("5m", "6m", "7m"));
+    let all = [&timeouts.create, &timeouts.update, &timeouts.delete, &timeouts.read].map(String::as_str);
+    assert_eq!(all, ["5m", "6m", "7m", "8m"]);
+    let hooks = k.hooks.as_ref().expect("resource hooks");
+    assert_eq!((&hooks.before_create[..], &hooks.on_error[..]), (&["audit".to_owned()][..], &["page".to_owned()][..]));
+    assert_eq!(k.replace_with, [OTHER_DEP]);
+    assert_eq!(k.replacement_trigger, Some(trigger()), "any value, not only a map");
     assert_eq!(k.deleted_with, OTHER_DEP);
     assert!(k.delete_before_replace && k.delete_before_replace_defined);
     assert_eq!(k.ignore_changes, ["nameLength"]);

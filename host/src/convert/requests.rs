@@ -395,15 +395,7 @@ impl TryFrom<pb::ConstructRequest> for rp::ConstructRequest {
             replace_on_changes: r.replace_on_changes,
             retain_on_delete: r.retain_on_delete,
             aliases: r.aliases.iter().filter_map(alias).collect(),
-            resource_hooks: r.resource_hooks.map(|h| types::ResourceHooks {
-                before_create: h.before_create,
-                after_create: h.after_create,
-                before_update: h.before_update,
-                after_update: h.after_update,
-                before_delete: h.before_delete,
-                after_delete: h.after_delete,
-                on_error: h.on_error,
-            }),
+            resource_hooks: r.resource_hooks.map(|h| crate::resource_hooks!(h => types::ResourceHooks)),
             replace_with: r.replace_with,
             replacement_trigger: r.replacement_trigger.map(value_into_wit).transpose()?,
         })

@@ -172,15 +172,9 @@ fn register_request(r: m::RegisterResourceRequest) -> Result<pb::RegisterResourc
         plugin_download_url: o.plugin_download_url,
         retain_on_delete: o.retain_on_delete,
         deleted_with: o.deleted_with,
-        hooks: o.resource_hooks.map(|h| pb::register_resource_request::ResourceHooksBinding {
-            before_create: h.before_create,
-            after_create: h.after_create,
-            before_update: h.before_update,
-            after_update: h.after_update,
-            before_delete: h.before_delete,
-            after_delete: h.after_delete,
-            on_error: h.on_error,
-        }),
+        hooks: o
+            .resource_hooks
+            .map(|h| crate::resource_hooks!(h => pb::register_resource_request::ResourceHooksBinding)),
         replace_with: o.replace_with,
         replacement_trigger: o
             .replacement_trigger
