@@ -49,6 +49,15 @@ pub fn component(crate_name: &str) -> PathBuf {
     path
 }
 
+/// A component built against contract 0.1.0 by the SDK of its day, kept in
+/// `tests/fixtures/contract-0.1.0` (see its README): `echo_provider`,
+/// `pets_provider`.
+pub fn contract_0_1_0_component(name: &str) -> PathBuf {
+    let path = workspace_root().join("tests/fixtures/contract-0.1.0").join(format!("{name}.wasm"));
+    assert!(path.is_file(), "fixture missing at {}", path.display());
+    path
+}
+
 /// A component written in another language (`examples/js-random`,
 /// `examples/py-random`), built by `scripts/build-polyglot` into
 /// `target/polyglot/<name>.wasm`.

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use e2e_tests::monitor::{id_of, urn};
-use e2e_tests::{Launch, Plugin, TestEngine, TestMonitor, component, from_struct, to_struct};
+use e2e_tests::{Launch, Plugin, TestEngine, TestMonitor, component, contract_0_1_0_component, from_struct, to_struct};
 use pulumirpc::*;
 use serde_json::{Value as Json, json};
 use tonic::Code;
@@ -29,8 +29,12 @@ fn secret(v: Json) -> Json {
 }
 
 async fn serve(crate_name: &str) -> (TestEngine, Plugin) {
+    serve_file(&component(crate_name)).await
+}
+
+async fn serve_file(file: &std::path::Path) -> (TestEngine, Plugin) {
     let engine = TestEngine::start().await;
-    let mut plugin = Plugin::packed(&component(crate_name), Some(&engine.address)).await.unwrap();
+    let mut plugin = Plugin::packed(file, Some(&engine.address)).await.unwrap();
     plugin.boot(&engine.address, json!({})).await.unwrap();
     (engine, plugin)
 }
@@ -215,9 +219,48 @@ async fn construct_during_a_preview_leaves_unknown_ids_unknown() {
     assert_eq!(monitor.received().registrations.len(), 3);
 }
 
+/// A component built against 0.1.0 constructs through the host's adapter:
+/// the monitor's imports of its version, and the options 0.1.0 carries
+/// (what it cannot see, it cannot pass on).
+#[tokio::test]
+async fn a_0_1_0_component_constructs_through_the_monitor() {
+    let (_engine, mut p) = serve_file(&contract_0_1_0_component("pets_provider")).await;
+    let monitor = TestMonitor::start().await;
+    let inputs = json!({ "size": 2, "nameLength": 3, "owner": secret(json!("ann")) });
+    let r = p.client.construct(construct(&monitor, inputs, false, false)).await.unwrap().into_inner();
+    assert_eq!(r.urn, urn(KENNEL, "k", STACK_URN));
+    let names: Vec<String> = monitor.received().registrations.iter().map(|r| r.name.clone()).collect();
+    assert_eq!(names, ["k", "k-pet-0", "k-pet-1"]);
+    let k = monitor.registration("k");
+    assert_eq!((k.protect, k.retain_on_delete), (Some(true), Some(true)));
+    assert_eq!(k.aliases, construct(&monitor, json!({}), false, false).aliases);
+    let timeouts = k.custom_timeouts.as_ref().expect("custom timeouts");
+    assert_eq!((timeouts.create.as_str(), timeouts.read.as_str()), ("5m", ""), "0.1.0 has no read timeout");
+    assert!(k.hooks.is_none() && k.replace_with.is_empty() && k.replacement_trigger.is_none());
+    // Values both ways through the adapter: a secret into the guest and
+    // out to the monitor, and the outputs it registers.
+    let pet = monitor.registration("k-pet-1");
+    assert_eq!(from_struct(pet.object.as_ref()), json!({ "length": 3.0, "prefix": secret(json!("ann")) }));
+    let received = monitor.received();
+    let pet_names = json!([secret(json!(id_of("k-pet-0"))), secret(json!(id_of("k-pet-1")))]);
+    assert_eq!(
+        from_struct(received.outputs[0].outputs.as_ref()),
+        json!({ "petNames": pet_names, "owner": secret(json!("ann")), "size": 2.0 })
+    );
+}
+
 #[tokio::test]
 async fn call_runs_a_method_that_registers_a_child_with_arg_and_return_dependencies() {
-    let (_engine, mut p) = serve("pets-provider").await;
+    calls_a_method(&component("pets-provider")).await;
+}
+
+#[tokio::test]
+async fn a_0_1_0_component_runs_a_method_through_the_monitor() {
+    calls_a_method(&contract_0_1_0_component("pets_provider")).await;
+}
+
+async fn calls_a_method(file: &std::path::Path) {
+    let (_engine, mut p) = serve_file(file).await;
     let monitor = TestMonitor::start().await;
     let kennel_urn = urn(KENNEL, "k", STACK_URN);
     let args = json!({

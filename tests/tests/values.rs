@@ -1,7 +1,7 @@
 //! Every value kind survives wire -> WIT -> guest -> WIT -> wire unchanged,
 //! and malformed values are refused without hurting the host.
 
-use e2e_tests::{Plugin, TestEngine, component, from_struct, to_struct};
+use e2e_tests::{Plugin, TestEngine, component, contract_0_1_0_component, from_struct, to_struct};
 use pulumirpc::*;
 use serde_json::{Value, json};
 use tonic::Code;
@@ -64,15 +64,30 @@ fn every_kind() -> Value {
 }
 
 async fn echo() -> (TestEngine, Plugin) {
+    serve(&component("echo-provider")).await
+}
+
+async fn serve(file: &std::path::Path) -> (TestEngine, Plugin) {
     let engine = TestEngine::start().await;
-    let mut plugin = Plugin::packed(&component("echo-provider"), Some(&engine.address)).await.unwrap();
+    let mut plugin = Plugin::packed(file, Some(&engine.address)).await.unwrap();
     plugin.boot(&engine.address, json!({})).await.unwrap();
     (engine, plugin)
 }
 
 #[tokio::test]
 async fn every_value_kind_round_trips_through_the_guest() {
-    let (_engine, mut p) = echo().await;
+    round_trips_every_value_kind(&component("echo-provider")).await;
+}
+
+/// The same through a component built against 0.1.0: the host converts
+/// each value to 0.1.0's nodes on the way in and back on the way out.
+#[tokio::test]
+async fn every_value_kind_round_trips_through_a_0_1_0_guest() {
+    round_trips_every_value_kind(&contract_0_1_0_component("echo_provider")).await;
+}
+
+async fn round_trips_every_value_kind(file: &std::path::Path) {
+    let (_engine, mut p) = serve(file).await;
     let input = every_kind();
     // Numbers are doubles on the wire: compare against the normalised form.
     let expected = from_struct(Some(&to_struct(input.clone())));
