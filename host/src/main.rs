@@ -215,7 +215,7 @@ async fn load_file(
     .await??;
     let loaded = runtime.load(source.wasm, logs, policy).await.with_context(|| format!("loading {}", source.label))?;
     if let Some(seen) = seen {
-        runtime.remember_file(component, seen, &loaded);
+        runtime.remember_file(component, seen, &loaded).await;
     }
     Ok(loaded)
 }

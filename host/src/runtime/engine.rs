@@ -232,9 +232,10 @@ impl Runtime {
 
     /// Records what the file at `path`, as `seen` before it was read, loaded
     /// as, for [`ArtifactCache::known_file`] and [`Runtime::load_known`].
-    /// Best effort, written on a blocking thread (call within the async
-    /// runtime) so it delays nothing.
-    pub fn remember_file(&self, path: &Path, seen: SeenFile, loaded: &LoadedProvider) {
+    /// Best effort, written on a blocking thread and awaited: a provider the
+    /// engine stops right after it loaded still starts warm the next time.
+    /// It costs a cold start one small file write.
+    pub async fn remember_file(&self, path: &Path, seen: SeenFile, loaded: &LoadedProvider) {
         if let Some(cache) = self.config.cache.clone() {
             let facts = KnownFacts {
                 digest: loaded.digest.clone(),
@@ -244,7 +245,7 @@ impl Runtime {
                 autonaming: loaded.autonaming,
             };
             let path = path.to_owned();
-            tokio::task::spawn_blocking(move || cache.remember_file(&path, &seen, facts));
+            let _ = tokio::task::spawn_blocking(move || cache.remember_file(&path, &seen, facts)).await;
         }
     }
 }
