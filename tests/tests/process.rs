@@ -370,13 +370,26 @@ async fn autonaming_is_said_at_handshake_from_a_cold_or_warm_start_and_honoured_
     use pulumirpc::check_request::{AutonamingOptions, autonaming_options::Mode};
     let engine = TestEngine::start().await;
     let (_dir, exe) = pack(&component("echo-provider")).unwrap();
+    // A file changed moments before it was seen is not trusted to a record.
+    tokio::time::sleep(Duration::from_millis(300)).await;
     // The first start loads the component; the second serves from what the
     // cache recorded of it, before the component has loaded.
+    let env = [("RUST_LOG".to_owned(), "info".to_owned())];
     for start in ["cold", "warm"] {
-        let mut p = Plugin::spawn(&exe, std::slice::from_ref(&engine.address)).await.unwrap();
+        let mut p = Plugin::spawn_with(&exe, std::slice::from_ref(&engine.address), &env).await.unwrap();
         let request = ProviderHandshakeRequest { engine_address: engine.address.clone(), ..Default::default() };
         let hs = p.client.handshake(request).await.unwrap().into_inner();
         assert!(hs.supports_autonaming_configuration, "{start} start: echo says it takes autonaming options");
+        // The line comes before the port line; stderr is read as it comes.
+        let mut warm = false;
+        for _ in 0..40 {
+            warm = p.stderr().contains("warm start:");
+            if warm || start == "cold" {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(warm, start == "warm", "{}", p.stderr());
         for (mode, given, expected) in [
             (Mode::Propose, None, "proposed-1a2b"),
             (Mode::Propose, Some("mine"), "mine"),
