@@ -20,7 +20,7 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use prost_types::value::Kind;
 use prost_types::{ListValue, Struct, Value as WireValue};
 
-use crate::runtime::bindings::LONG_STRING;
+use crate::runtime::bindings::spans::{push_str, push_text, range, span};
 use crate::runtime::bindings::types::{
     Archive, ArchiveSource, Asset, AssetSource, Node, OutputValue, ReferenceId, ResourceReference, Span, Str,
     UnknownKind, Value,
@@ -201,11 +201,6 @@ fn kind_name(node: &Node) -> &'static str {
         Node::ResourceReference(_) => "a resource reference",
         Node::Output(_) => "an output value",
     }
-}
-
-fn range(s: Span) -> std::ops::Range<usize> {
-    let start = s.start as usize;
-    start..start.saturating_add(s.len as usize)
 }
 
 /// The shared buffers of a value, read through spans. A span out of range
@@ -390,12 +385,6 @@ struct Decoder {
     max_depth: usize,
 }
 
-/// A span of `start..end`. Lengths past `u32` wrap here; `Decoder::run`
-/// refuses any value whose buffers outgrow `u32` before a span escapes.
-fn span(start: usize, end: usize) -> Span {
-    Span { start: start as u32, len: (end - start) as u32 }
-}
-
 impl Decoder {
     fn new(max_depth: usize) -> Self {
         Decoder {
@@ -414,14 +403,11 @@ impl Decoder {
     }
 
     fn text(&mut self, s: &str) -> Span {
-        let start = self.text.len();
-        self.text.push_str(s);
-        span(start, self.text.len())
+        push_text(&mut self.text, s)
     }
 
-    /// A string that may be long: a long one moves, the rest go into `text`.
     fn str(&mut self, s: String) -> Str {
-        if s.len() >= LONG_STRING { Str::Long(s) } else { Str::Short(self.text(&s)) }
+        push_str(&mut self.text, s)
     }
 
     /// Points child slot `slot` of node `parent` at `child`, filling the placeholder.

@@ -7,7 +7,7 @@ use super::*;
 // The tests write guest values in 0.1.0's nodes, each string and child list
 // in place, and convert them as the host converts an 0.1.0 component's.
 use crate::runtime::bindings::v0_1_0::pulumi::provider::types as old;
-use crate::runtime::bindings::{flat_to_nodes, nodes_into_flat};
+use crate::runtime::bindings::{LONG_STRING, flat_to_nodes, nodes_into_flat};
 use old::{Archive, ArchiveSource, Asset, AssetSource, Node, OutputValue, ReferenceId, ResourceReference, UnknownKind};
 
 /// A value's nodes in 0.1.0's form, to match on.

@@ -16,7 +16,7 @@ use super::bindings::latest::pulumi::provider::monitor as m;
 use super::bindings::{rp, types};
 use super::state::HostState;
 use crate::convert::value::{
-    Limits, WireOptions, is_unknown_sentinel, opt_struct_to_wit, sig, wit_to_struct, wit_to_value,
+    Limits, WireOptions, is_unknown_sentinel, opt_struct_to_wit, sig, wit_into_value, wit_to_struct,
 };
 
 /// The error every monitor function returns outside `construct` and `call`.
@@ -178,7 +178,7 @@ fn register_request(r: m::RegisterResourceRequest) -> Result<pb::RegisterResourc
         replace_with: o.replace_with,
         replacement_trigger: o
             .replacement_trigger
-            .map(|v| wit_to_value(&v, WireOptions::default(), Limits::default()))
+            .map(|v| wit_into_value(v, WireOptions::default(), Limits::default()))
             .transpose()
             .map_err(|e| types::Error::InvalidArgument(format!("replacement-trigger: {e}")))?,
         ..Default::default()

@@ -5,15 +5,11 @@
 //! is well-formed is checked once, in the latest encoding, where every
 //! value is checked (`convert::value`).
 
-use super::LONG_STRING;
 use super::adapt::{new, old};
+use super::spans::{push_str, push_text, range, span};
 
 use new::types as n;
 use old::types as o;
-
-/// Where a span that cannot be expressed points: past any buffer, so the
-/// value's validation refuses it.
-const UNREACHABLE: n::Span = n::Span { start: u32::MAX, len: 0 };
 
 /// From an older component: never fails, never panics.
 pub fn nodes_into_flat(v: o::Value) -> n::Value {
@@ -29,23 +25,13 @@ struct Builder {
     fields: Vec<(n::Span, u32)>,
 }
 
-fn span(start: usize, end: usize) -> n::Span {
-    match (u32::try_from(start), u32::try_from(end - start)) {
-        (Ok(start), Ok(len)) => n::Span { start, len },
-        _ => UNREACHABLE,
-    }
-}
-
 impl Builder {
     fn text(&mut self, s: &str) -> n::Span {
-        let start = self.text.len();
-        self.text.push_str(s);
-        span(start, self.text.len())
+        push_text(&mut self.text, s)
     }
 
-    /// A string that may be long: moved whole when it is.
     fn str(&mut self, s: String) -> n::Str {
-        if s.len() >= LONG_STRING { n::Str::Long(s) } else { n::Str::Short(self.text(&s)) }
+        push_str(&mut self.text, s)
     }
 
     fn items(&mut self, children: Vec<u32>) -> n::Span {
@@ -119,11 +105,6 @@ pub fn flat_to_nodes(v: &n::Value) -> o::Value {
 }
 
 struct Reader<'a>(&'a n::Value);
-
-fn range(s: n::Span) -> std::ops::Range<usize> {
-    let start = s.start as usize;
-    start..start.saturating_add(s.len as usize)
-}
 
 impl Reader<'_> {
     fn text(&self, s: n::Span) -> String {

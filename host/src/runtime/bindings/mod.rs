@@ -7,6 +7,7 @@
 mod adapt;
 mod calls;
 mod flat;
+pub mod spans;
 
 pub mod v0_1_0 {
     wasmtime::component::bindgen!({
