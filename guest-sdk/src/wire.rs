@@ -25,9 +25,9 @@ macro_rules! __value_codec {
 
         /// Flattens any value, as [`encode_map_owned`] does a map.
         pub fn encode_owned(v: Value) -> w::Value {
-            let mut enc = Encoder { nodes: Vec::new(), items: Vec::new(), fields: Vec::new(), text: String::new() };
+            let mut enc = Encoder::with_capacity(1, 0);
             enc.push(v);
-            w::Value { nodes: enc.nodes, items: enc.items, fields: enc.fields, text: enc.text }
+            enc.into_value()
         }
 
         /// Flattens a map into pre-order nodes, the root first, children
@@ -36,14 +36,9 @@ macro_rules! __value_codec {
         #[inline(never)]
         pub fn encode_map_owned(m: PropertyMap) -> w::Value {
             // Exact for a flat map (the usual result); nested values grow it.
-            let mut enc = Encoder {
-                nodes: Vec::with_capacity(1 + m.len()),
-                items: Vec::new(),
-                fields: Vec::with_capacity(m.len()),
-                text: String::new(),
-            };
+            let mut enc = Encoder::with_capacity(1 + m.len(), m.len());
             enc.push_object(m);
-            w::Value { nodes: enc.nodes, items: enc.items, fields: enc.fields, text: enc.text }
+            enc.into_value()
         }
 
         struct Encoder {
@@ -62,6 +57,19 @@ macro_rules! __value_codec {
         }
 
         impl Encoder {
+            fn with_capacity(nodes: usize, fields: usize) -> Self {
+                Encoder {
+                    nodes: Vec::with_capacity(nodes),
+                    items: Vec::new(),
+                    fields: Vec::with_capacity(fields),
+                    text: String::new(),
+                }
+            }
+
+            fn into_value(self) -> w::Value {
+                w::Value { nodes: self.nodes, items: self.items, fields: self.fields, text: self.text }
+            }
+
             fn reserve(&mut self) -> usize {
                 self.nodes.push(w::Node::Null);
                 self.nodes.len() - 1

@@ -17,7 +17,16 @@ pub use plugin::{Launch, Plugin, PolicyAt};
 pub use registry::{Auth, Registry};
 pub use token::TokenService;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+/// A stand-in engine, and `component` packed, started and booted as the
+/// engine boots a plugin (Handshake, plugin info, empty configuration).
+pub async fn booted(component: &Path) -> (TestEngine, Plugin) {
+    let engine = TestEngine::start().await;
+    let mut plugin = Plugin::packed(component, Some(&engine.address)).await.unwrap();
+    plugin.boot(&engine.address, serde_json::json!({})).await.unwrap();
+    (engine, plugin)
+}
 
 /// The workspace root (this crate lives in `<root>/tests`).
 pub fn workspace_root() -> PathBuf {

@@ -6,7 +6,9 @@
 use std::collections::HashMap;
 
 use e2e_tests::monitor::{id_of, urn};
-use e2e_tests::{Launch, Plugin, TestEngine, TestMonitor, component, contract_0_1_0_component, from_struct, to_struct};
+use e2e_tests::{
+    Launch, Plugin, TestEngine, TestMonitor, booted, component, contract_0_1_0_component, from_struct, to_struct,
+};
 use pulumirpc::*;
 use serde_json::{Value as Json, json};
 use tonic::Code;
@@ -29,14 +31,7 @@ fn secret(v: Json) -> Json {
 }
 
 async fn serve(crate_name: &str) -> (TestEngine, Plugin) {
-    serve_file(&component(crate_name)).await
-}
-
-async fn serve_file(file: &std::path::Path) -> (TestEngine, Plugin) {
-    let engine = TestEngine::start().await;
-    let mut plugin = Plugin::packed(file, Some(&engine.address)).await.unwrap();
-    plugin.boot(&engine.address, json!({})).await.unwrap();
-    (engine, plugin)
+    booted(&component(crate_name)).await
 }
 
 fn deps(pairs: &[(&str, &[&str])]) -> HashMap<String, construct_request::PropertyDependencies> {
@@ -224,7 +219,7 @@ async fn construct_during_a_preview_leaves_unknown_ids_unknown() {
 /// (what it cannot see, it cannot pass on).
 #[tokio::test]
 async fn a_0_1_0_component_constructs_through_the_monitor() {
-    let (_engine, mut p) = serve_file(&contract_0_1_0_component("pets_provider")).await;
+    let (_engine, mut p) = booted(&contract_0_1_0_component("pets_provider")).await;
     let monitor = TestMonitor::start().await;
     let inputs = json!({ "size": 2, "nameLength": 3, "owner": secret(json!("ann")) });
     let r = p.client.construct(construct(&monitor, inputs, false, false)).await.unwrap().into_inner();
@@ -260,7 +255,7 @@ async fn a_0_1_0_component_runs_a_method_through_the_monitor() {
 }
 
 async fn calls_a_method(file: &std::path::Path) {
-    let (_engine, mut p) = serve_file(file).await;
+    let (_engine, mut p) = booted(file).await;
     let monitor = TestMonitor::start().await;
     let kennel_urn = urn(KENNEL, "k", STACK_URN);
     let args = json!({

@@ -2,7 +2,7 @@
 //! example: boot, schema, check, diff, create (preview and real), read,
 //! update, delete, invoke, logs.
 
-use e2e_tests::{Plugin, TestEngine, component, from_struct, to_struct, workspace_root};
+use e2e_tests::{Plugin, TestEngine, booted, component, from_struct, to_struct, workspace_root};
 use pulumirpc::diff_response::DiffChanges;
 use pulumirpc::property_diff::Kind;
 use pulumirpc::*;
@@ -16,10 +16,7 @@ const SECRET_SIG: &str = "1b47061264138c4ac30d75fd1eb44270";
 const SIG_KEY: &str = "4dabf18193072939515e22adb298388d";
 
 async fn random() -> (TestEngine, Plugin) {
-    let engine = TestEngine::start().await;
-    let mut plugin = Plugin::packed(&component("random-provider"), Some(&engine.address)).await.unwrap();
-    plugin.boot(&engine.address, json!({})).await.unwrap();
-    (engine, plugin)
+    booted(&component("random-provider")).await
 }
 
 fn check(news: serde_json::Value) -> CheckRequest {

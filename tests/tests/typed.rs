@@ -2,7 +2,7 @@
 //! with `pulumi_wasm_sdk::typed`, so Check failures name property paths,
 //! unknowns pass, secrets stay secret and the schema comes from the types.
 
-use e2e_tests::{Plugin, TestEngine, component, from_struct, to_struct};
+use e2e_tests::{Plugin, TestEngine, booted, component, from_struct, to_struct};
 use pulumirpc::*;
 use serde_json::{Value, json};
 
@@ -13,10 +13,7 @@ const SIG_KEY: &str = "4dabf18193072939515e22adb298388d";
 const SECRET_SIG: &str = "1b47061264138c4ac30d75fd1eb44270";
 
 async fn random() -> (TestEngine, Plugin) {
-    let engine = TestEngine::start().await;
-    let mut plugin = Plugin::packed(&component("random-provider"), Some(&engine.address)).await.unwrap();
-    plugin.boot(&engine.address, json!({})).await.unwrap();
-    (engine, plugin)
+    booted(&component("random-provider")).await
 }
 
 fn urn(token: &str) -> String {

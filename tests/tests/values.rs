@@ -1,7 +1,7 @@
 //! Every value kind survives wire -> WIT -> guest -> WIT -> wire unchanged,
 //! and malformed values are refused without hurting the host.
 
-use e2e_tests::{Plugin, TestEngine, component, contract_0_1_0_component, from_struct, to_struct};
+use e2e_tests::{Plugin, TestEngine, booted, component, contract_0_1_0_component, from_struct, to_struct};
 use pulumirpc::*;
 use serde_json::{Value, json};
 use tonic::Code;
@@ -64,14 +64,7 @@ fn every_kind() -> Value {
 }
 
 async fn echo() -> (TestEngine, Plugin) {
-    serve(&component("echo-provider")).await
-}
-
-async fn serve(file: &std::path::Path) -> (TestEngine, Plugin) {
-    let engine = TestEngine::start().await;
-    let mut plugin = Plugin::packed(file, Some(&engine.address)).await.unwrap();
-    plugin.boot(&engine.address, json!({})).await.unwrap();
-    (engine, plugin)
+    booted(&component("echo-provider")).await
 }
 
 #[tokio::test]
@@ -87,7 +80,7 @@ async fn every_value_kind_round_trips_through_a_0_1_0_guest() {
 }
 
 async fn round_trips_every_value_kind(file: &std::path::Path) {
-    let (_engine, mut p) = serve(file).await;
+    let (_engine, mut p) = booted(file).await;
     let input = every_kind();
     // Numbers are doubles on the wire: compare against the normalised form.
     let expected = from_struct(Some(&to_struct(input.clone())));
