@@ -363,6 +363,26 @@ async fn a_perf_map_names_the_guests_code_only_when_asked_for() {
     }
     assert!(!maps[1].exists(), "no map without the setting");
     p.client.get_plugin_info(()).await.unwrap();
+
+    // Both loads left the artifact in the cache, so these two start from it.
+    // perf reads the map only for code in anonymous memory: with the setting
+    // the artifact is read into memory, without it its file is mapped.
+    let warm = Plugin::launch(&echo, None, &Launch::new().env("PULUMI_WASM_PERF_MAP", "true")).await.unwrap();
+    let warm_plain = Plugin::launch(&echo, None, &Launch::new()).await.unwrap();
+    for q in [&warm, &warm_plain] {
+        q.client.clone().get_plugin_info(()).await.unwrap();
+    }
+    let mapped = |q: &Plugin| {
+        let maps = std::fs::read_to_string(format!("/proc/{}/maps", q.pid().unwrap())).unwrap();
+        maps.lines().filter(|l| l.ends_with(".cwasm")).map(str::to_owned).collect::<Vec<_>>()
+    };
+    assert!(!mapped(&warm_plain).is_empty(), "a warm start maps its artifact's file");
+    assert_eq!(mapped(&warm), Vec::<String>::new(), "with the perf map no artifact file is mapped");
+    let map = std::path::PathBuf::from(format!("/tmp/perf-{}.map", warm.pid().unwrap()));
+    let text = std::fs::read_to_string(&map);
+    let _ = std::fs::remove_file(&map);
+    let text = text.unwrap();
+    assert!(text.lines().filter(|l| l.contains("wasm[0]::")).count() > 100, "a warm start's map names the guest too");
 }
 
 #[tokio::test]

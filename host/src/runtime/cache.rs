@@ -29,11 +29,21 @@ const SETTLED_COARSE: Duration = Duration::from_secs(2);
 #[derive(Clone, Debug)]
 pub struct ArtifactCache {
     dir: PathBuf,
+    /// Read artifacts into memory rather than mapping their files.
+    in_memory: bool,
 }
 
 impl ArtifactCache {
     pub fn new(dir: impl Into<PathBuf>) -> Self {
-        ArtifactCache { dir: dir.into() }
+        ArtifactCache { dir: dir.into(), in_memory: false }
+    }
+
+    /// Loads artifacts by reading them instead of mapping them. `perf` names
+    /// JIT code from its map only in anonymous memory; code mapped from a
+    /// file it looks up in the file, where a `.cwasm` has no names.
+    pub fn in_memory(mut self, yes: bool) -> Self {
+        self.in_memory = yes;
+        self
     }
 
     /// `$PULUMI_WASM_CACHE_DIR`, else `artifacts/` in the default provider
@@ -64,7 +74,14 @@ impl ArtifactCache {
         }
         // SAFETY: the file was written by `store` below from `precompile_component`
         // of this engine configuration (the name carries both hashes).
-        match unsafe { Component::deserialize_file(engine, &path) } {
+        let loaded = if self.in_memory {
+            std::fs::read(&path)
+                .map_err(wasmtime::Error::from)
+                .and_then(|b| unsafe { Component::deserialize(engine, &b) })
+        } else {
+            unsafe { Component::deserialize_file(engine, &path) }
+        };
+        match loaded {
             Ok(c) => Some(c),
             Err(e) => {
                 tracing::warn!("discarding unreadable artifact {}: {e}", path.display());

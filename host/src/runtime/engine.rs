@@ -80,7 +80,8 @@ pub struct LoadedProvider {
 }
 
 impl Runtime {
-    pub fn new(config: RuntimeConfig) -> Result<Arc<Self>, RuntimeError> {
+    pub fn new(mut config: RuntimeConfig) -> Result<Arc<Self>, RuntimeError> {
+        config.cache = config.cache.map(|c| c.in_memory(config.perf_map));
         let engine = build_engine(&config).map_err(|e| RuntimeError::Engine(format!("{e:#}")))?;
         Ok(Arc::new(Runtime { engine, linker: OnceLock::new(), ticker: std::sync::Once::new(), config }))
     }
