@@ -51,5 +51,15 @@ pub mod __private {
     }
 }
 
+/// The component's heap. Rust's default on `wasm32-wasip2` is wasi-libc's
+/// dlmalloc; talc's allocation paths are shorter, which every call of a
+/// provider pays for (decoding and encoding values allocate a great deal):
+/// through the host, small-map calls under load ran 3-9% faster with it
+/// (BENCHMARKS.md, ninth session). A provider that wants its own allocator
+/// turns off the default `talc` feature.
+#[cfg(all(feature = "talc", target_family = "wasm", not(target_feature = "atomics")))]
+#[global_allocator]
+static TALC: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
+
 #[cfg(test)]
 mod props_tests;
