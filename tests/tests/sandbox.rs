@@ -140,6 +140,43 @@ async fn an_infinite_loop_is_stopped_at_the_deadline() {
     assert!(took >= Duration::from_millis(2500) && took < Duration::from_secs(20), "stopped after {took:?}");
 }
 
+/// How many times the thread named `name` of process `pid` has gone to sleep.
+fn sleeps_of_thread(pid: u32, name: &str) -> u64 {
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap() {
+        let dir = task.unwrap().path();
+        if std::fs::read_to_string(dir.join("comm")).unwrap_or_default().trim() == name {
+            let status = std::fs::read_to_string(dir.join("status")).unwrap();
+            let line = status.lines().find(|l| l.starts_with("voluntary_ctxt_switches:")).unwrap();
+            return line.split_whitespace().nth(1).unwrap().parse().unwrap();
+        }
+    }
+    panic!("no thread named {name} in process {pid}");
+}
+
+#[tokio::test]
+async fn an_idle_provider_is_not_woken_and_deadlines_hold_after_idling() {
+    let (_engine, mut p) = hostile_with(&policy(2, None, "")).await;
+    let pid = p.pid().unwrap();
+    // The epoch thread ticks every 10 ms while guests run, and sleeps after
+    // a second with none.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let before = sleeps_of_thread(pid, "wasm-epoch");
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let woken = sleeps_of_thread(pid, "wasm-epoch") - before;
+    assert!(woken <= 2, "the idle epoch thread was woken {woken} times in a second");
+    // A call wakes it: a busy guest is still stopped at its deadline.
+    let start = Instant::now();
+    let s = refused(&mut p, "loop", json!({})).await;
+    assert_status(&s, Code::DeadlineExceeded, &["deadline"]);
+    let took = start.elapsed();
+    assert!(took >= Duration::from_millis(1500) && took < Duration::from_secs(15), "stopped after {took:?}");
+    // And it ticked all along (a hundred times a second), then sleeps again.
+    let ticking = sleeps_of_thread(pid, "wasm-epoch") - before - woken;
+    assert!(ticking >= 50, "the epoch thread slept only {ticking} times while a guest ran");
+    let ok = p.client.invoke(invoke("hostile:index:ok", json!({}))).await.unwrap().into_inner();
+    assert_eq!(from_struct(ok.r#return.as_ref())["ok"], json!(true));
+}
+
 #[tokio::test]
 async fn a_memory_bomb_hits_the_memory_limit() {
     let (_engine, mut p) = hostile_with(&policy(30, Some(128), "")).await;

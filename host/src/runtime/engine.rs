@@ -17,10 +17,8 @@ use super::policy::Policy;
 use super::pool::Pool;
 use super::sandbox::Sandbox;
 use super::state::HostState;
+use super::ticker::{Busy, Ticker};
 
-/// How often the epoch advances: the granularity of deadlines and of
-/// yielding a busy guest back to the async runtime.
-pub(super) const EPOCH_TICK: Duration = Duration::from_millis(10);
 /// Components larger than this are refused before compiling (compile-time DoS).
 pub const MAX_COMPONENT_BYTES: usize = 256 << 20;
 
@@ -58,7 +56,7 @@ pub struct Runtime {
     linker: OnceLock<Result<Linker<HostState>, String>>,
     /// The epoch thread starts with the first instance: nothing before needs
     /// it, and a thread less to create shortens the start.
-    ticker: std::sync::Once,
+    ticker: OnceLock<Ticker>,
     pub(super) config: RuntimeConfig,
 }
 
@@ -83,13 +81,22 @@ impl Runtime {
     pub fn new(mut config: RuntimeConfig) -> Result<Arc<Self>, RuntimeError> {
         config.cache = config.cache.map(|c| c.in_memory(config.perf_map));
         let engine = build_engine(&config).map_err(|e| RuntimeError::Engine(format!("{e:#}")))?;
-        Ok(Arc::new(Runtime { engine, linker: OnceLock::new(), ticker: std::sync::Once::new(), config }))
+        Ok(Arc::new(Runtime { engine, linker: OnceLock::new(), ticker: OnceLock::new(), config }))
     }
 
-    /// The engine, its epoch advancing (deadlines and yields need it).
+    /// The engine, with its epoch thread started (deadlines and yields need it).
     pub(super) fn running_engine(&self) -> &Engine {
-        self.ticker.call_once(|| spawn_epoch_ticker(&self.engine));
+        self.ticker();
         &self.engine
+    }
+
+    fn ticker(&self) -> &Ticker {
+        self.ticker.get_or_init(|| Ticker::start(&self.engine))
+    }
+
+    /// Keeps the epoch advancing while the guard lives: held for every guest call.
+    pub(super) fn busy(&self) -> Busy<'_> {
+        self.ticker().busy()
     }
 
     /// The host's imports (WASI, HTTP, the provider world), built once.
@@ -316,19 +323,4 @@ fn build_engine(config: &RuntimeConfig) -> wasmtime::Result<Engine> {
             Engine::new(&c)
         }
     }
-}
-
-/// Advances the engine's epoch until the engine is dropped.
-fn spawn_epoch_ticker(engine: &Engine) {
-    let weak = engine.weak();
-    std::thread::Builder::new()
-        .name("wasm-epoch".into())
-        .spawn(move || {
-            while let Some(engine) = weak.upgrade() {
-                engine.increment_epoch();
-                drop(engine);
-                std::thread::sleep(EPOCH_TICK);
-            }
-        })
-        .expect("spawning the epoch thread");
 }

@@ -14,6 +14,7 @@ pub mod policy;
 mod pool;
 mod sandbox;
 mod state;
+mod ticker;
 
 pub use backend::{Backend, CallError, CallResult};
 pub use cache::{ArtifactCache, KnownFile, SeenFile};

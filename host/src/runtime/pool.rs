@@ -12,11 +12,12 @@ use wasmtime::{Store, Trap, UpdateDeadline};
 use super::RuntimeError;
 use super::bindings::{Guest, Provider, ProviderPre};
 use super::bindings::{rp, types};
-use super::engine::{EPOCH_TICK, Runtime};
+use super::engine::Runtime;
 use super::logs::{GuestLog, LogQueue};
 use super::monitor::MonitorScope;
 use super::sandbox::Sandbox;
 use super::state::{EngineWait, HostState};
+use super::ticker::EPOCH_TICK;
 
 /// Instances whose linear memory grew beyond this are not reused.
 const RECYCLE_ABOVE: usize = 64 << 20;
@@ -168,6 +169,7 @@ impl Pool {
         waited: &EngineWait,
         call: impl Future<Output = wasmtime::Result<T>>,
     ) -> wasmtime::Result<T> {
+        let _busy = self.runtime.busy();
         // Most calls finish in their first poll, never waiting on the host or
         // yielding, so they need no timer: epoch interruption bounds them.
         let mut call = std::pin::pin!(call);
