@@ -55,14 +55,16 @@ impl Differ {
     pub fn diff(&self, olds: &PropertyMap, news: &PropertyMap) -> DiffResponse {
         let mut detailed = Vec::new();
         let (mut diffs, mut replaces, mut stables) = (vec![], vec![], vec![]);
-        let keys: std::collections::BTreeSet<&String> = olds.keys().chain(news.keys()).collect();
-        for key in keys {
+        let mut path = String::new();
+        for (key, old, new) in union(olds, news) {
             if self.ignore.iter().any(|k| k == key) {
                 continue;
             }
             let replace = self.replace_on.iter().any(|k| k == key);
             let before = detailed.len();
-            self.compare(&path_key("", key), olds.get(key), news.get(key), replace, &mut detailed);
+            path.clear();
+            push_key(&mut path, key);
+            self.compare(&mut path, old, new, replace, &mut detailed);
             if detailed.len() == before {
                 stables.push(key.clone());
             } else {
@@ -82,9 +84,11 @@ impl Differ {
         }
     }
 
+    /// Compares the values at `path`, which is left as it was found: one
+    /// buffer serves the whole walk, copied only where a difference is recorded.
     fn compare(
         &self,
-        path: &str,
+        path: &mut String,
         old: Option<&Value>,
         new: Option<&Value>,
         replace: bool,
@@ -95,23 +99,43 @@ impl Differ {
             (None, Some(_)) => pick(replace, DiffKind::Add, DiffKind::AddReplace),
             (Some(_), None) => pick(replace, DiffKind::Delete, DiffKind::DeleteReplace),
             (Some(Value::Object(a)), Some(Value::Object(b))) => {
-                let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
-                for k in keys {
-                    self.compare(&path_key(path, k), a.get(k), b.get(k), replace, out);
+                let len = path.len();
+                for (k, x, y) in union(a, b) {
+                    push_key(path, k);
+                    self.compare(path, x, y, replace, out);
+                    path.truncate(len);
                 }
                 return;
             }
             (Some(Value::Array(a)), Some(Value::Array(b))) if a.len() == b.len() => {
+                let len = path.len();
                 for (i, (x, y)) in a.iter().zip(b).enumerate() {
-                    self.compare(&format!("{path}[{i}]"), Some(x), Some(y), replace, out);
+                    use std::fmt::Write;
+                    let _ = write!(path, "[{i}]");
+                    self.compare(path, Some(x), Some(y), replace, out);
+                    path.truncate(len);
                 }
                 return;
             }
             (Some(a), Some(b)) if same(a, b) => return,
             _ => pick(replace, DiffKind::Update, DiffKind::UpdateReplace),
         };
-        out.push((path.to_owned(), PropertyDiff { kind, input_diff: self.input_diff }));
+        out.push((path.clone(), PropertyDiff { kind, input_diff: self.input_diff }));
     }
+}
+
+/// Every key of either map, in order, with its value on each side: one
+/// pass over both sorted maps rather than a set of keys and a lookup per key.
+fn union<'a>(
+    a: &'a PropertyMap,
+    b: &'a PropertyMap,
+) -> impl Iterator<Item = (&'a String, Option<&'a Value>, Option<&'a Value>)> {
+    use itertools::EitherOrBoth::{Both, Left, Right};
+    itertools::merge_join_by(a, b, |(x, _), (y, _)| x.cmp(y)).map(|pair| match pair {
+        Both((k, x), (_, y)) => (k, Some(x), Some(y)),
+        Left((k, x)) => (k, Some(x), None),
+        Right((k, y)) => (k, None, Some(y)),
+    })
 }
 
 /// Unknown at this level: an unknown, an unknown output, or a reference
@@ -145,11 +169,11 @@ pub fn same(a: &Value, b: &Value) -> bool {
         (Value::Asset(x), Value::Asset(y)) => same_hash(&x.hash, &y.hash).unwrap_or_else(|| x == y),
         (Value::Archive(x), Value::Archive(y)) => same_hash(&x.hash, &y.hash).unwrap_or_else(|| x == y),
         (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same(a, b)),
-        (Value::Object(x), Value::Object(y)) => {
-            let set = |m: &'_ PropertyMap| m.values().filter(|v| present(Some(v)).is_some()).count();
-            set(x) == set(y)
-                && x.iter().all(|(k, v)| present(Some(v)).is_none() || y.get(k).is_some_and(|w| same(v, w)))
-        }
+        (Value::Object(x), Value::Object(y)) => union(x, y).all(|(_, v, w)| match (present(v), present(w)) {
+            (None, None) => true,
+            (Some(v), Some(w)) => same(v, w),
+            _ => false,
+        }),
         (x, y) => x == y,
     }
 }
@@ -164,12 +188,25 @@ fn same_hash(a: &Option<String>, b: &Option<String>) -> Option<bool> {
 
 /// Appends a key to a Pulumi property path (`a.b`, `a["b.c"]`).
 pub(crate) fn path_key(path: &str, key: &str) -> String {
+    let mut out = path.to_owned();
+    push_key(&mut out, key);
+    out
+}
+
+/// [`path_key`] in place.
+fn push_key(path: &mut String, key: &str) {
+    use std::fmt::Write;
     let simple = key.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
     match (path.is_empty(), simple) {
-        (true, true) => key.to_owned(),
-        (false, true) => format!("{path}.{key}"),
-        (_, false) => format!("{path}[{key:?}]"),
+        (true, true) => path.push_str(key),
+        (false, true) => {
+            path.push('.');
+            path.push_str(key);
+        }
+        (_, false) => {
+            let _ = write!(path, "[{key:?}]");
+        }
     }
 }
 

@@ -198,7 +198,13 @@ pub fn diff_inputs<R: Resource + ?Sized>(req: &DiffRequest) -> DiffResponse {
 }
 
 fn diff_with(req: &DiffRequest, props: &[Property]) -> DiffResponse {
-    let olds = if req.old_inputs.is_empty() { only(&req.olds, props) } else { req.old_inputs.clone() };
+    let derived;
+    let olds = if req.old_inputs.is_empty() {
+        derived = only(&req.olds, props);
+        &derived
+    } else {
+        &req.old_inputs
+    };
     let replace: Vec<&str> = props.iter().filter(|p| p.replace_on_changes).map(|p| p.name).collect();
-    Differ::new().replace_on_changes(&replace).ignore(&req.ignore_changes).diff(&olds, &req.news)
+    Differ::new().replace_on_changes(&replace).ignore(&req.ignore_changes).diff(olds, &req.news)
 }
