@@ -110,8 +110,7 @@ impl Differ {
             (Some(Value::Array(a)), Some(Value::Array(b))) if a.len() == b.len() => {
                 let len = path.len();
                 for (i, (x, y)) in a.iter().zip(b).enumerate() {
-                    use std::fmt::Write;
-                    let _ = write!(path, "[{i}]");
+                    push_index(path, i);
                     self.compare(path, Some(x), Some(y), replace, out);
                     path.truncate(len);
                 }
@@ -187,14 +186,7 @@ fn same_hash(a: &Option<String>, b: &Option<String>) -> Option<bool> {
 }
 
 /// Appends a key to a Pulumi property path (`a.b`, `a["b.c"]`).
-pub(crate) fn path_key(path: &str, key: &str) -> String {
-    let mut out = path.to_owned();
-    push_key(&mut out, key);
-    out
-}
-
-/// [`path_key`] in place.
-fn push_key(path: &mut String, key: &str) {
+pub(crate) fn push_key(path: &mut String, key: &str) {
     use std::fmt::Write;
     let simple = key.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
@@ -208,6 +200,12 @@ fn push_key(path: &mut String, key: &str) {
             let _ = write!(path, "[{key:?}]");
         }
     }
+}
+
+/// Appends an array index to a Pulumi property path (`a[0]`).
+pub(crate) fn push_index(path: &mut String, index: usize) {
+    use std::fmt::Write;
+    let _ = write!(path, "[{index}]");
 }
 
 #[cfg(test)]

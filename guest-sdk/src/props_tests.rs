@@ -141,7 +141,8 @@ proptest! {
         prop_assert_eq!(d.replaces.iter().collect::<Vec<_>>(), want);
         let detailed: BTreeMap<String, _> = d.detailed_diff.unwrap_or_default().into_iter().collect();
         for k in &d.diffs {
-            let top = crate::diff::path_key("", k);
+            let mut top = String::new();
+            crate::diff::push_key(&mut top, k);
             prop_assert!(detailed.keys().any(|p| p == &top || p.starts_with(&format!("{top}.")) || p.starts_with(&format!("{top}["))), "no entry for {:?}", k);
         }
     }

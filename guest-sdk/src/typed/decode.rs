@@ -6,7 +6,7 @@
 use std::borrow::Cow;
 
 use super::types::{Object, Property, PulumiType};
-use crate::diff::path_key;
+use crate::diff::{push_index, push_key};
 use crate::provider::CheckFailure;
 use crate::value::{PropertyMap, Value};
 
@@ -20,10 +20,14 @@ pub enum Seg {
 
 /// A path as Pulumi writes it: `a.b[0]["c.d"]`.
 pub fn render(path: &[Seg]) -> String {
-    path.iter().fold(String::new(), |acc, seg| match seg {
-        Seg::Key(k) => path_key(&acc, k),
-        Seg::Index(i) => format!("{acc}[{i}]"),
-    })
+    let mut out = String::new();
+    for seg in path {
+        match seg {
+            Seg::Key(k) => push_key(&mut out, k),
+            Seg::Index(i) => push_index(&mut out, *i),
+        }
+    }
+    out
 }
 
 /// `a` or `an`, for messages.
