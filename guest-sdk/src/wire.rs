@@ -25,7 +25,9 @@ macro_rules! __value_codec {
 
         /// Flattens any value, as [`encode_map_owned`] does a map.
         pub fn encode_owned(v: Value) -> w::Value {
-            let mut enc = Encoder::with_capacity(1, 0);
+            let mut sizes = Sizes::default();
+            sizes.value(&v);
+            let mut enc = Encoder::with_sizes(&sizes);
             enc.push(v);
             enc.into_value()
         }
@@ -35,10 +37,95 @@ macro_rules! __value_codec {
         // Not inlined: every export uses it, and one copy keeps components small.
         #[inline(never)]
         pub fn encode_map_owned(m: PropertyMap) -> w::Value {
-            // Exact for a flat map (the usual result); nested values grow it.
-            let mut enc = Encoder::with_capacity(1 + m.len(), m.len());
+            let mut sizes = Sizes::default();
+            sizes.object(&m);
+            let mut enc = Encoder::with_sizes(&sizes);
             enc.push_object(m);
             enc.into_value()
+        }
+
+        /// The lengths the encoder's four buffers reach for a value, counted
+        /// first so each is allocated once: growing them by doubling cost a
+        /// small map's response five allocations and copies of its text alone.
+        #[derive(Default)]
+        struct Sizes {
+            nodes: usize,
+            items: usize,
+            fields: usize,
+            text: usize,
+        }
+
+        impl Sizes {
+            fn str(&mut self, s: &str) {
+                if s.len() < LONG_STRING {
+                    self.text += s.len();
+                }
+            }
+
+            fn object(&mut self, m: &PropertyMap) {
+                self.nodes += 1;
+                self.fields += m.len();
+                for (k, v) in m {
+                    self.text += k.len();
+                    self.value(v);
+                }
+            }
+
+            fn value(&mut self, v: &Value) {
+                match v {
+                    Value::Object(m) => return self.object(m),
+                    Value::String(s) => self.str(s),
+                    Value::Array(a) => {
+                        self.items += a.len();
+                        a.iter().for_each(|c| self.value(c));
+                    }
+                    Value::Secret(inner) => self.value(inner),
+                    Value::Asset(a) => self.asset(a),
+                    Value::Archive(a) => self.archive(a),
+                    Value::ResourceRef(r) => {
+                        self.text += r.urn.len() + r.package_version.len();
+                        if let Some(RefId::Known(id)) = &r.id {
+                            self.text += id.len();
+                        }
+                    }
+                    Value::Output(o) => {
+                        self.text += o.dependencies.iter().map(String::len).sum::<usize>();
+                        if let Some(inner) = &o.value {
+                            self.value(inner);
+                        }
+                    }
+                    Value::Null | Value::Bool(_) | Value::Number(_) | Value::Bytes(_) | Value::Unknown(_) => {}
+                }
+                self.nodes += 1;
+            }
+
+            fn asset(&mut self, a: &Asset) {
+                self.text += a.hash.as_ref().map_or(0, String::len);
+                match &a.source {
+                    Some(AssetSource::Text(t)) => self.str(t),
+                    Some(AssetSource::Path(s) | AssetSource::Uri(s)) => self.text += s.len(),
+                    None => {}
+                }
+            }
+
+            fn archive(&mut self, a: &Archive) {
+                self.text += a.hash.as_ref().map_or(0, String::len);
+                match &a.source {
+                    Some(ArchiveSource::Path(s) | ArchiveSource::Uri(s)) => self.text += s.len(),
+                    Some(ArchiveSource::Assets(members)) => {
+                        self.fields += members.len();
+                        for (k, m) in members {
+                            self.text += k.len();
+                            self.nodes += 1;
+                            match m {
+                                ArchiveMember::Asset(a) => self.asset(a),
+                                ArchiveMember::Archive(a) => self.archive(a),
+                            }
+                        }
+                    }
+                    None => {}
+                }
+            }
         }
 
         struct Encoder {
@@ -57,12 +144,12 @@ macro_rules! __value_codec {
         }
 
         impl Encoder {
-            fn with_capacity(nodes: usize, fields: usize) -> Self {
+            fn with_sizes(s: &Sizes) -> Self {
                 Encoder {
-                    nodes: Vec::with_capacity(nodes),
-                    items: Vec::new(),
-                    fields: Vec::with_capacity(fields),
-                    text: String::new(),
+                    nodes: Vec::with_capacity(s.nodes),
+                    items: Vec::with_capacity(s.items),
+                    fields: Vec::with_capacity(s.fields),
+                    text: String::with_capacity(s.text),
                 }
             }
 
@@ -286,16 +373,26 @@ macro_rules! __value_codec {
                     w::Node::String(s) => Value::String(self.string(s)?),
                     w::Node::Bytes(b) => Value::Bytes(b),
                     w::Node::Array(s) => {
-                        let children = self.items.get(range(s)).ok_or_else(|| format!("bad items span {s:?}"))?;
-                        let children = children.to_vec();
-                        Value::Array(children.into_iter().map(|i| self.take(i, me)).collect::<Result<_, _>>()?)
+                        let r = range(s);
+                        if self.items.get(r.clone()).is_none() {
+                            return Err(format!("bad items span {s:?}"));
+                        }
+                        Value::Array(r.map(|j| self.take(self.items[j], me)).collect::<Result<_, _>>()?)
                     }
-                    w::Node::Object(s) => Value::Object(
-                        self.pairs(s)?
-                            .into_iter()
-                            .map(|(k, i)| Ok((k, self.take(i, me)?)))
-                            .collect::<Result<_, String>>()?,
-                    ),
+                    w::Node::Object(s) => {
+                        let r = range(s);
+                        if self.fields.get(r.clone()).is_none() {
+                            return Err(format!("bad fields span {s:?}"));
+                        }
+                        // One pass, no list of keys first; a map is built from
+                        // a sorted list whatever the order given.
+                        let mut entries = Vec::with_capacity(r.len());
+                        for j in r {
+                            let (k, i) = self.fields[j];
+                            entries.push((self.str(k)?, self.take(i, me)?));
+                        }
+                        Value::Object(entries.into_iter().collect())
+                    }
                     w::Node::Asset(a) => Value::Asset(self.asset(a)?),
                     w::Node::Archive(a) => Value::Archive(self.archive(a, at)?),
                     w::Node::Secret(i) => Value::Secret(Box::new(self.take(i, me)?)),
@@ -455,6 +552,9 @@ mod tests {
             _ => false,
         });
         assert_eq!(long.count(), 2, "strings of 1 KiB and more move whole");
+        // Sized up front: every buffer allocated once, at its final length.
+        let sizes = [wire.nodes.capacity(), wire.items.capacity(), wire.fields.capacity(), wire.text.capacity()];
+        assert_eq!(sizes, [wire.nodes.len(), wire.items.len(), wire.fields.len(), wire.text.len()]);
         assert_eq!(decode_map(wire).unwrap(), m);
     }
 
