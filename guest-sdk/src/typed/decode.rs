@@ -133,10 +133,18 @@ impl Decoder {
     }
 
     pub fn entry<T: PulumiType>(&mut self, key: &str, v: &Value) -> Option<T> {
-        self.enter(Seg::Key(Cow::Owned(key.to_owned())));
+        self.keyed(key.to_owned(), v).1
+    }
+
+    /// [`Decoder::entry`] that gives the key back: the copy the path needed
+    /// becomes the decoded map's own, one allocation instead of two.
+    pub(crate) fn keyed<T: PulumiType>(&mut self, key: String, v: &Value) -> (String, Option<T>) {
+        self.enter(Seg::Key(Cow::Owned(key)));
         let r = self.value(Some(v));
-        self.leave();
-        r
+        match self.path.pop() {
+            Some(Seg::Key(Cow::Owned(key))) => (key, r),
+            _ => unreachable!("the path ends with the key pushed above"),
+        }
     }
 
     /// Strips secret and output layers (remembering secrets), handles

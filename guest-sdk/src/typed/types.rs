@@ -311,8 +311,16 @@ impl<T: PulumiType> PulumiType for BTreeMap<String, T> {
     }
     fn decode(v: &Value, cx: &mut Decoder) -> Option<Self> {
         let Value::Object(entries) = v else { return cx.mismatch("a map", v) };
-        let decoded: Vec<(String, Option<T>)> = entries.iter().map(|(k, e)| (k.clone(), cx.entry(k, e))).collect();
-        decoded.into_iter().map(|(k, e)| Some((k, e?))).collect()
+        // Every entry is decoded, so every failure is reported.
+        let mut out = Vec::with_capacity(entries.len());
+        let mut ok = true;
+        for (k, e) in entries {
+            match cx.keyed(k.clone(), e) {
+                (k, Some(v)) => out.push((k, v)),
+                (_, None) => ok = false,
+            }
+        }
+        ok.then(|| out.into_iter().collect())
     }
     fn encode(&self) -> Value {
         Value::Object(self.iter().map(|(k, v)| (k.clone(), v.encode())).collect())
