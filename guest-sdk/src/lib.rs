@@ -55,11 +55,15 @@ pub mod __private {
 /// dlmalloc; talc's allocation paths are shorter, which every call of a
 /// provider pays for (decoding and encoding values allocate a great deal):
 /// through the host, small-map calls under load ran 3-9% faster with it
-/// (BENCHMARKS.md, ninth session). A provider that wants its own allocator
-/// turns off the default `talc` feature.
+/// (BENCHMARKS.md, ninth session), and the small-block lists of [`heap`] in
+/// front of it took 10-15% more off (tenth session). A provider that wants
+/// its own allocator turns off the default `talc` feature.
 #[cfg(all(feature = "talc", target_family = "wasm", not(target_feature = "atomics")))]
 #[global_allocator]
-static TALC: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
+static HEAP: heap::Heap<talc::wasm::WasmDynamicTalc> = heap::Heap::new(talc::wasm::new_wasm_dynamic_allocator());
+
+#[cfg(any(test, all(feature = "talc", target_family = "wasm", not(target_feature = "atomics"))))]
+mod heap;
 
 #[cfg(test)]
 mod props_tests;
