@@ -384,8 +384,8 @@ macro_rules! __value_codec {
                         if self.fields.get(r.clone()).is_none() {
                             return Err(format!("bad fields span {s:?}"));
                         }
-                        // One pass, no list of keys first; a map is built from
-                        // a sorted list whatever the order given.
+                        // One pass into one list; collecting it into the map
+                        // sorts the keys, whatever order they came in.
                         let mut entries = Vec::with_capacity(r.len());
                         for j in r {
                             let (k, i) = self.fields[j];
