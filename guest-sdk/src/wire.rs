@@ -589,14 +589,27 @@ mod tests {
     fn compare_words_orders_like_byte_comparison() {
         let samples: [&[u8]; 9] =
             [b"", b"a", b"ab", b"abcdefgh", b"abcdefgi", b"abcdefghij", b"abcdefghik", b"\xffbcdefgh", b"abcdefg\x01x"];
-        for a in samples {
-            for b in samples {
-                let n = a.len().min(b.len());
-                // SAFETY: both have `n` bytes.
-                let got = unsafe { super::compare_words(a.as_ptr(), b.as_ptr(), n) }.signum();
-                let want = a[..n].cmp(&b[..n]) as i32;
-                assert_eq!(got, want, "{a:?} vs {b:?}");
+        let mut pairs: Vec<(Vec<u8>, Vec<u8>)> =
+            samples.iter().flat_map(|a| samples.iter().map(|b| (a.to_vec(), b.to_vec()))).collect();
+        // Every length up to two words and a half, differing (up or down) at every position.
+        let base = b"klmnopqrstuvwxyzabcd";
+        for len in 0..=base.len() {
+            let a = &base[..len];
+            pairs.push((a.to_vec(), a.to_vec()));
+            for at in 0..len {
+                for delta in [1u8, 0x80] {
+                    let mut b = a.to_vec();
+                    b[at] = b[at].wrapping_add(delta);
+                    pairs.push((a.to_vec(), b));
+                }
             }
+        }
+        for (a, b) in pairs {
+            let n = a.len().min(b.len());
+            // SAFETY: both have `n` bytes.
+            let got = unsafe { super::compare_words(a.as_ptr(), b.as_ptr(), n) }.signum();
+            let want = a[..n].cmp(&b[..n]) as i32;
+            assert_eq!(got, want, "{a:?} vs {b:?}");
         }
     }
 }
