@@ -1,15 +1,15 @@
 //! The encoding table (`--inproc` and full runs): what the value encoding
 //! itself costs a component call. The same property map goes through a
 //! guest (`bench/abi/guest`) and back as the host hands it to a component
-//! built against `pulumi:provider@0.1.0` (its own conversion, then the
-//! adapter's to 0.1.0's nodes: one string per key and value, one list per
-//! array and object) and against the latest version:
-//! - for the small map and the 100 properties, 0.2.0's one buffer (every
-//!   string in one text buffer, every list of children in one of two
-//!   shared lists);
-//! - for the 1 MB asset, a candidate for a later version: the asset's text
-//!   kept in the host, as a handle would keep it. The guest gets the asset
-//!   with its hash only, and the host puts the text back on the way out.
+//! of each contract version, in pairs:
+//! - for the small map and the 100 properties, 0.2.0's one buffer (nodes
+//!   as variants, fields as tuples; through the host's adapter) against
+//!   0.3.0's words (nodes and fields as lists of 32-bit words, straight);
+//! - for the 1 MB asset, 0.1.0's nodes (one string per key and value, one
+//!   list per array and object; through the adapters) against a candidate
+//!   for a later version: the asset's text kept in the host, as a handle
+//!   would keep it. The guest gets the asset with its hash only, and the
+//!   host puts the text back on the way out.
 //!
 //! Each side times the host's conversion from protobuf, the call (lowering,
 //! the guest's decode and encode, lifting, post-return) and the conversion
@@ -22,6 +22,7 @@ use anyhow::{Context, ensure};
 use prost_types::Struct;
 use prost_types::value::Kind;
 use pulumi_wasm_host::convert::value::{Limits, WireOptions, sig, struct_into_wit, wit_into_struct};
+use pulumi_wasm_host::runtime::bindings::words::{pack, unpack_trusted};
 use pulumi_wasm_host::runtime::bindings::{flat_to_nodes, nodes_into_flat};
 use wasmtime::component::{Component, Linker, ResourceTable};
 use wasmtime::{Config, Engine, Store};
@@ -37,7 +38,8 @@ mod bindings {
         exports: { default: async },
         with: {
             "pulumi:provider/types@0.1.0": pulumi_wasm_host::runtime::bindings::v0_1_0::pulumi::provider::types,
-            "pulumi:provider/types@0.2.0": pulumi_wasm_host::runtime::bindings::types,
+            "pulumi:provider/types@0.2.0": pulumi_wasm_host::runtime::bindings::tree,
+            "pulumi:provider/types@0.3.0": pulumi_wasm_host::runtime::bindings::types,
         },
     });
 }
@@ -99,12 +101,12 @@ impl Guest {
     }
 
     /// Through the guest in 0.1.0's encoding, as the host serves an 0.1.0
-    /// component: its own conversion, then the adapter's to and from nodes.
+    /// component: its own conversion, then the adapters' to and from nodes.
     async fn nodes(&mut self, s: Struct) -> anyhow::Result<(Struct, [Duration; 3])> {
         self.stages(
-            || Ok((flat_to_nodes(&struct_into_wit(s)?), ())),
+            || Ok((flat_to_nodes(&unpack_trusted(&struct_into_wit(s)?)), ())),
             async |abi, store, v| abi.call_echo_nodes(store, v).await,
-            |out, ()| Ok(wit_into_struct(nodes_into_flat(out), WireOptions::default(), Limits::default())?),
+            |out, ()| Ok(wit_into_struct(pack(nodes_into_flat(out)), WireOptions::default(), Limits::default())?),
         )
         .await
     }
@@ -116,11 +118,11 @@ impl Guest {
             || {
                 let mut kept = Vec::new();
                 for_each_asset(&mut s, &mut |asset| kept.extend(asset.fields.remove("text")));
-                Ok((flat_to_nodes(&struct_into_wit(s)?), kept))
+                Ok((flat_to_nodes(&unpack_trusted(&struct_into_wit(s)?)), kept))
             },
             async |abi, store, v| abi.call_echo_nodes(store, v).await,
             |out, kept| {
-                let mut back = wit_into_struct(nodes_into_flat(out), WireOptions::default(), Limits::default())?;
+                let mut back = wit_into_struct(pack(nodes_into_flat(out)), WireOptions::default(), Limits::default())?;
                 // The guest returns the assets in the order it got them.
                 let mut kept = kept.into_iter();
                 for_each_asset(&mut back, &mut |asset| {
@@ -134,12 +136,23 @@ impl Guest {
         .await
     }
 
-    /// Through the guest in the latest encoding, as the host serves a
-    /// component built against it.
+    /// Through the guest in 0.2.0's encoding, as the host serves a 0.2.0
+    /// component: its own conversion, then the adapter's to and from words.
     async fn flat(&mut self, s: Struct) -> anyhow::Result<(Struct, [Duration; 3])> {
         self.stages(
-            || Ok((struct_into_wit(s)?, ())),
+            || Ok((unpack_trusted(&struct_into_wit(s)?), ())),
             async |abi, store, v| abi.call_echo_flat(store, v).await,
+            |out, ()| Ok(wit_into_struct(pack(out), WireOptions::default(), Limits::default())?),
+        )
+        .await
+    }
+
+    /// Through the guest in the latest encoding, 0.3.0's words, as the host
+    /// serves a component built against it.
+    async fn words(&mut self, s: Struct) -> anyhow::Result<(Struct, [Duration; 3])> {
+        self.stages(
+            || Ok((struct_into_wit(s)?, ())),
+            async |abi, store, v| abi.call_echo_words(store, v).await,
             |out, ()| Ok(wit_into_struct(out, WireOptions::default(), Limits::default())?),
         )
         .await
@@ -174,50 +187,56 @@ fn for_each_asset(s: &mut Struct, f: &mut dyn FnMut(&mut Struct)) {
     }
 }
 
-/// What an input is measured with beside 0.1.0's encoding.
+/// The pair an input is measured with: a baseline and a candidate.
 #[derive(Clone, Copy)]
 pub enum Candidate {
-    /// 0.2.0's values in one buffer.
-    OneBuffer,
-    /// 0.1.0's nodes with every asset's text kept in the host.
+    /// 0.2.0's one buffer (through the adapter) against 0.3.0's words.
+    Words,
+    /// 0.1.0's nodes against the same with every asset's text kept in the host.
     TextInHost,
 }
 
 impl Candidate {
+    pub fn baseline_label(self) -> &'static str {
+        match self {
+            Candidate::Words => "0.2.0, one buffer, through the adapter",
+            Candidate::TextInHost => "0.1.0 nodes, through the adapters",
+        }
+    }
+
     pub fn label(self) -> &'static str {
         match self {
-            Candidate::OneBuffer => "0.2.0, one buffer",
+            Candidate::Words => "0.3.0, words",
             Candidate::TextInHost => "asset text kept in the host",
         }
     }
 }
 
 /// One input's figures, each stage's p50 in order (from protobuf, the
-/// call, back to protobuf): 0.1.0's nodes, then the candidate.
+/// call, back to protobuf): the baseline, then the candidate.
 pub struct Row {
     pub input: Input,
     pub candidate: Candidate,
-    pub nodes: [Stats; 3],
+    pub baseline: [Stats; 3],
     pub other: [Stats; 3],
 }
 
-/// Times `n` round trips of each input in 0.1.0's encoding and in its
-/// candidate, alternating call by call (after a tenth as many unmeasured);
-/// checks each comes back as it went in.
+/// Times `n` round trips of each input in its baseline and its candidate,
+/// alternating call by call (after a tenth as many unmeasured); checks each
+/// comes back as it went in.
 pub async fn measure(guest: &mut Guest, n: usize) -> anyhow::Result<Vec<Row>> {
     let mut rows = Vec::new();
     for input in Input::ALL {
         let candidate = match input {
             Input::Asset1M => Candidate::TextInHost,
-            _ => Candidate::OneBuffer,
+            _ => Candidate::Words,
         };
         let news = input.news();
         let mut samples: [[Vec<Duration>; 3]; 2] = Default::default();
         for i in 0..n + (n / 10).max(10) {
-            let (a, ta) = guest.nodes(news.clone()).await?;
-            let (b, tb) = match candidate {
-                Candidate::OneBuffer => guest.flat(news.clone()).await?,
-                Candidate::TextInHost => guest.handles(news.clone()).await?,
+            let ((a, ta), (b, tb)) = match candidate {
+                Candidate::Words => (guest.flat(news.clone()).await?, guest.words(news.clone()).await?),
+                Candidate::TextInHost => (guest.nodes(news.clone()).await?, guest.handles(news.clone()).await?),
             };
             ensure!(a == news && b == news, "{}: a round trip changed the value", input.label());
             if i >= (n / 10).max(10) {
@@ -227,8 +246,8 @@ pub async fn measure(guest: &mut Guest, n: usize) -> anyhow::Result<Vec<Row>> {
                 }
             }
         }
-        let [nodes, other] = samples.map(|side| side.map(Stats::new));
-        rows.push(Row { input, candidate, nodes, other });
+        let [baseline, other] = samples.map(|side| side.map(Stats::new));
+        rows.push(Row { input, candidate, baseline, other });
     }
     Ok(rows)
 }

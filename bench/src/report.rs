@@ -243,9 +243,9 @@ impl Report {
             o.push_str("### The value encoding alone: a map through a guest and back, in-process (µs, p50)\n\n");
             let mut rows = Vec::new();
             for r in &self.abi {
-                for (name, st) in [("0.1.0 nodes, through the adapter", &r.nodes), (r.candidate.label(), &r.other)] {
+                for (name, st) in [(r.candidate.baseline_label(), &r.baseline), (r.candidate.label(), &r.other)] {
                     let total: Duration = st.iter().map(|s| s.p50).sum();
-                    let base: Duration = r.nodes.iter().map(|s| s.p50).sum();
+                    let base: Duration = r.baseline.iter().map(|s| s.p50).sum();
                     rows.push(vec![
                         r.input.label().to_owned(),
                         name.to_owned(),
@@ -259,7 +259,7 @@ impl Report {
             }
             table(
                 &mut o,
-                &["input", "encoding", "from protobuf", "the call", "back to protobuf", "sum", "sum / 0.1.0's"],
+                &["input", "encoding", "from protobuf", "the call", "back to protobuf", "sum", "sum / the first's"],
                 &rows,
             );
         }

@@ -42,7 +42,7 @@ pub mod __private {
 
     pub mod wit {
         wit_bindgen::generate!({
-            path: "../wit/since_v0.2.0",
+            path: "../wit/since_v0.3.0",
             world: "pulumi:provider/provider",
             pub_export_macro: true,
             export_macro_name: "export_world",

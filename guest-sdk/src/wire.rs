@@ -1,5 +1,5 @@
-//! Conversion between [`Value`](crate::Value) and the flattened WIT `value`
-//! (see wit/README.md).
+//! Conversion between [`Value`](crate::Value) and the WIT `value`, a tree
+//! flattened into lists of 32-bit words (see wit/README.md, "Values as words").
 //!
 //! The codec is written once, as a macro over a module of `types` bindings:
 //! here over the SDK's own (wit-bindgen), and in `pulumi-wasm-native` over
@@ -12,7 +12,7 @@ use crate::value::PropertyMap;
 use crate::wit::pulumi::provider::types as w;
 
 /// The value codec over the `types` bindings at `$types`: `decode`,
-/// `decode_map` and `encode_map_owned`. Not part of the SDK's API.
+/// `decode_map`, `encode_owned` and `encode_map_owned`. Not part of the SDK's API.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __value_codec {
@@ -22,6 +22,42 @@ macro_rules! __value_codec {
             UnknownKind, Value,
         };
         use $types as w;
+
+        // Node kinds (a node's first word) and the codes of its operands,
+        // as wit/README.md lists them.
+        const NULL: u32 = 0;
+        const BOOL: u32 = 1;
+        const NUMBER: u32 = 2;
+        const STRING: u32 = 3;
+        const LONG_STRING: u32 = 4;
+        const BYTES: u32 = 5;
+        const ARRAY: u32 = 6;
+        const OBJECT: u32 = 7;
+        const SECRET: u32 = 8;
+        const UNKNOWN: u32 = 9;
+        const ASSET: u32 = 10;
+        const ARCHIVE: u32 = 11;
+        const REFERENCE: u32 = 12;
+        const OUTPUT: u32 = 13;
+        // Sources of assets and archives; resource reference IDs.
+        const SOURCE_NONE: u32 = 0;
+        const SOURCE_TEXT: u32 = 1;
+        const SOURCE_LONG_TEXT: u32 = 2;
+        const SOURCE_PATH: u32 = 3;
+        const SOURCE_URI: u32 = 4;
+        const SOURCE_ASSETS: u32 = 5;
+        const ID_NONE: u32 = 0;
+        const ID_KNOWN: u32 = 1;
+        const ID_UNKNOWN: u32 = 2;
+        /// Words of `extra` per asset or archive, per resource reference,
+        /// and per output value before its dependencies.
+        const ASSET_WORDS: usize = 6;
+        const REFERENCE_WORDS: usize = 7;
+        const OUTPUT_WORDS: usize = 4;
+
+        /// Strings this long or longer go into `long`: moved, not copied
+        /// into the shared text (the host uses the same length).
+        const LONG: usize = 1 << 10;
 
         /// Flattens any value, as [`encode_map_owned`] does a map.
         pub fn encode_owned(v: Value) -> w::Value {
@@ -33,7 +69,7 @@ macro_rules! __value_codec {
         }
 
         /// Flattens a map into pre-order nodes, the root first, children
-        /// after parents; every string goes into the one `text`.
+        /// after parents; every short string goes into the one `text`.
         // Not inlined: every export uses it, and one copy keeps components small.
         #[inline(never)]
         pub fn encode_map_owned(m: PropertyMap) -> w::Value {
@@ -44,7 +80,7 @@ macro_rules! __value_codec {
             enc.into_value()
         }
 
-        /// The lengths the encoder's four buffers reach for a value, counted
+        /// The lengths the encoder's buffers reach for a value, counted
         /// first so each is allocated once: growing them by doubling cost a
         /// small map's response five allocations and copies of its text alone.
         #[derive(Default)]
@@ -52,12 +88,13 @@ macro_rules! __value_codec {
             nodes: usize,
             items: usize,
             fields: usize,
+            extra: usize,
             text: usize,
         }
 
         impl Sizes {
             fn str(&mut self, s: &str) {
-                if s.len() < LONG_STRING {
+                if s.len() < LONG {
                     self.text += s.len();
                 }
             }
@@ -83,12 +120,14 @@ macro_rules! __value_codec {
                     Value::Asset(a) => self.asset(a),
                     Value::Archive(a) => self.archive(a),
                     Value::ResourceRef(r) => {
+                        self.extra += REFERENCE_WORDS;
                         self.text += r.urn.len() + r.package_version.len();
                         if let Some(RefId::Known(id)) = &r.id {
                             self.text += id.len();
                         }
                     }
                     Value::Output(o) => {
+                        self.extra += OUTPUT_WORDS + 2 * o.dependencies.len();
                         self.text += o.dependencies.iter().map(String::len).sum::<usize>();
                         if let Some(inner) = &o.value {
                             self.value(inner);
@@ -100,6 +139,7 @@ macro_rules! __value_codec {
             }
 
             fn asset(&mut self, a: &Asset) {
+                self.extra += ASSET_WORDS;
                 self.text += a.hash.as_ref().map_or(0, String::len);
                 match &a.source {
                     Some(AssetSource::Text(t)) => self.str(t),
@@ -109,6 +149,7 @@ macro_rules! __value_codec {
             }
 
             fn archive(&mut self, a: &Archive) {
+                self.extra += ASSET_WORDS;
                 self.text += a.hash.as_ref().map_or(0, String::len);
                 match &a.source {
                     Some(ArchiveSource::Path(s) | ArchiveSource::Uri(s)) => self.text += s.len(),
@@ -128,52 +169,77 @@ macro_rules! __value_codec {
             }
         }
 
+        /// The value being written. Nodes are numbered in pre-order, and a
+        /// node's words of `extra` are written when it is numbered, before
+        /// any child's, which keeps `extra` in node order as the contract asks.
         struct Encoder {
-            nodes: Vec<w::Node>,
+            nodes: Vec<u32>,
             items: Vec<u32>,
-            fields: Vec<(w::Span, u32)>,
+            fields: Vec<u32>,
+            extra: Vec<u32>,
             text: String,
-        }
-
-        /// Strings this long or longer get their own `str.long`: moved, not
-        /// copied into the shared text (the host uses the same length).
-        const LONG_STRING: usize = 1 << 10;
-
-        fn span(start: usize, end: usize) -> w::Span {
-            w::Span { start: start as u32, len: (end - start) as u32 }
+            long: Vec<String>,
+            blobs: Vec<Vec<u8>>,
         }
 
         impl Encoder {
             fn with_sizes(s: &Sizes) -> Self {
                 Encoder {
-                    nodes: Vec::with_capacity(s.nodes),
+                    nodes: Vec::with_capacity(s.nodes * 3),
                     items: Vec::with_capacity(s.items),
-                    fields: Vec::with_capacity(s.fields),
+                    fields: Vec::with_capacity(s.fields * 3),
+                    extra: Vec::with_capacity(s.extra),
                     text: String::with_capacity(s.text),
+                    long: Vec::new(),
+                    blobs: Vec::new(),
                 }
             }
 
             fn into_value(self) -> w::Value {
-                w::Value { nodes: self.nodes, items: self.items, fields: self.fields, text: self.text }
+                let Encoder { nodes, items, fields, extra, text, long, blobs } = self;
+                w::Value { nodes, items, fields, extra, text, long, blobs }
             }
 
-            fn reserve(&mut self) -> usize {
-                self.nodes.push(w::Node::Null);
-                self.nodes.len() - 1
+            /// The next node's number; the node is null until [`Encoder::set`].
+            fn reserve(&mut self) -> u32 {
+                self.nodes.extend([NULL, 0, 0]);
+                (self.nodes.len() / 3 - 1) as u32
             }
 
-            fn text(&mut self, s: &str) -> w::Span {
-                let start = self.text.len();
+            fn set(&mut self, at: u32, kind: u32, a: u32, b: u32) {
+                let i = at as usize * 3;
+                self.nodes[i..i + 3].copy_from_slice(&[kind, a, b]);
+            }
+
+            /// Where this node's operands in `extra` begin.
+            fn extra_at(&self) -> u32 {
+                self.extra.len() as u32
+            }
+
+            fn text(&mut self, s: &str) -> [u32; 2] {
+                let start = self.text.len() as u32;
                 self.text.push_str(s);
-                span(start, self.text.len())
+                [start, s.len() as u32]
             }
 
-            fn str(&mut self, s: String) -> w::Str {
-                if s.len() >= LONG_STRING { w::Str::Long(s) } else { w::Str::Short(self.text(&s)) }
+            /// A string's kind and operands: a span of `text`, or its place in `long`.
+            fn str(&mut self, s: String) -> (u32, [u32; 2]) {
+                if s.len() >= LONG {
+                    self.long.push(s);
+                    (LONG_STRING, [self.long.len() as u32 - 1, 0])
+                } else {
+                    (STRING, self.text(&s))
+                }
             }
 
-            fn opt_text(&mut self, s: Option<String>) -> Option<w::Span> {
-                s.map(|s| self.text(&s))
+            fn hash(&mut self, h: Option<String>) -> [u32; 3] {
+                match h {
+                    Some(h) => {
+                        let [s, l] = self.text(&h);
+                        [1, s, l]
+                    }
+                    None => [0, 0, 0],
+                }
             }
 
             fn push(&mut self, v: Value) -> u32 {
@@ -182,12 +248,21 @@ macro_rules! __value_codec {
                     other => other,
                 };
                 let at = self.reserve();
-                let node = match v {
-                    Value::Null => w::Node::Null,
-                    Value::Bool(b) => w::Node::Bool(b),
-                    Value::Number(n) => w::Node::Number(n),
-                    Value::String(s) => w::Node::String(self.str(s)),
-                    Value::Bytes(b) => w::Node::Bytes(b),
+                match v {
+                    Value::Null => {}
+                    Value::Bool(b) => self.set(at, BOOL, b as u32, 0),
+                    Value::Number(n) => {
+                        let bits = n.to_bits();
+                        self.set(at, NUMBER, bits as u32, (bits >> 32) as u32)
+                    }
+                    Value::String(s) => {
+                        let (kind, [a, b]) = self.str(s);
+                        self.set(at, kind, a, b)
+                    }
+                    Value::Bytes(b) => {
+                        self.blobs.push(b);
+                        self.set(at, BYTES, self.blobs.len() as u32 - 1, 0)
+                    }
                     Value::Array(a) => {
                         // The array's children are one span of `items`, taken before
                         // any of them pushes children of its own.
@@ -197,106 +272,133 @@ macro_rules! __value_codec {
                             let child = self.push(c);
                             self.items[start + j] = child;
                         }
-                        w::Node::Array(span(start, start + count))
+                        self.set(at, ARRAY, start as u32, count as u32)
                     }
                     Value::Object(_) => unreachable!("handled above"),
-                    Value::Asset(a) => w::Node::Asset(self.asset(a)),
-                    Value::Archive(a) => w::Node::Archive(self.archive(a)),
-                    Value::Secret(inner) => w::Node::Secret(self.push(*inner)),
-                    Value::Unknown(k) => w::Node::Unknown(unknown_out(k)),
-                    Value::ResourceRef(r) => w::Node::ResourceReference(w::ResourceReference {
-                        urn: self.text(&r.urn),
-                        id: r.id.map(|id| match id {
-                            RefId::Known(s) => w::ReferenceId::Known(self.text(&s)),
-                            RefId::Unknown => w::ReferenceId::Unknown,
-                        }),
-                        package_version: self.text(&r.package_version),
-                    }),
-                    Value::Output(o) => w::Node::Output(w::OutputValue {
-                        value: o.value.map(|v| self.push(*v)),
-                        secret: o.secret,
-                        dependencies: o.dependencies.iter().map(|d| self.text(d)).collect(),
-                    }),
-                };
-                self.nodes[at] = node;
-                at as u32
+                    Value::Asset(a) => self.asset(at, a),
+                    Value::Archive(a) => self.archive(at, a),
+                    Value::Secret(inner) => {
+                        let child = self.push(*inner);
+                        self.set(at, SECRET, child, 0)
+                    }
+                    Value::Unknown(k) => self.set(at, UNKNOWN, unknown_out(k), 0),
+                    Value::ResourceRef(r) => {
+                        let e = self.extra_at();
+                        let [u, ul] = self.text(&r.urn);
+                        let (id, [x, y]) = match r.id {
+                            None => (ID_NONE, [0, 0]),
+                            Some(RefId::Known(s)) => (ID_KNOWN, self.text(&s)),
+                            Some(RefId::Unknown) => (ID_UNKNOWN, [0, 0]),
+                        };
+                        let [p, pl] = self.text(&r.package_version);
+                        self.extra.extend([u, ul, id, x, y, p, pl]);
+                        self.set(at, REFERENCE, e, 0)
+                    }
+                    Value::Output(o) => {
+                        // This node's operands first; the value's node number once pushed.
+                        let e = self.extra_at() as usize;
+                        let present = o.value.is_some() as u32;
+                        self.extra.extend([present, 0, o.secret as u32, o.dependencies.len() as u32]);
+                        for d in &o.dependencies {
+                            let span = self.text(d);
+                            self.extra.extend(span);
+                        }
+                        if let Some(v) = o.value {
+                            self.extra[e + 1] = self.push(*v);
+                        }
+                        self.set(at, OUTPUT, e as u32, 0)
+                    }
+                }
+                at
+            }
+
+            /// Keys first, so that the object's pairs are one span of `fields`.
+            fn keys<'k>(&mut self, keys: impl ExactSizeIterator<Item = &'k String>) -> (usize, usize) {
+                let (start, count) = (self.fields.len() / 3, keys.len());
+                for k in keys {
+                    let [s, l] = self.text(k);
+                    self.fields.extend([s, l, 0]);
+                }
+                (start, count)
             }
 
             fn push_object(&mut self, m: PropertyMap) -> u32 {
                 let at = self.reserve();
-                // Keys first, so that the object's pairs are one span of `fields`.
-                let (start, count) = (self.fields.len(), m.len());
-                for k in m.keys() {
-                    let key = self.text(k);
-                    self.fields.push((key, 0));
-                }
+                let (start, count) = self.keys(m.keys());
                 for (j, v) in m.into_values().enumerate() {
                     let child = self.push(v);
-                    self.fields[start + j].1 = child;
+                    self.fields[(start + j) * 3 + 2] = child;
                 }
-                self.nodes[at] = w::Node::Object(span(start, start + count));
-                at as u32
+                self.set(at, OBJECT, start as u32, count as u32);
+                at
             }
 
-            fn asset(&mut self, a: Asset) -> w::Asset {
-                w::Asset {
-                    hash: self.opt_text(a.hash),
-                    source: a.source.map(|s| match s {
-                        AssetSource::Text(t) => w::AssetSource::Text(self.str(t)),
-                        AssetSource::Path(p) => w::AssetSource::Path(self.text(&p)),
-                        AssetSource::Uri(u) => w::AssetSource::Uri(self.text(&u)),
-                    }),
-                }
+            fn asset(&mut self, at: u32, a: Asset) {
+                let e = self.extra_at();
+                let [h, hs, hl] = self.hash(a.hash);
+                let (source, [x, y]) = match a.source {
+                    None => (SOURCE_NONE, [0, 0]),
+                    Some(AssetSource::Text(t)) => match self.str(t) {
+                        (LONG_STRING, ops) => (SOURCE_LONG_TEXT, ops),
+                        (_, ops) => (SOURCE_TEXT, ops),
+                    },
+                    Some(AssetSource::Path(p)) => (SOURCE_PATH, self.text(&p)),
+                    Some(AssetSource::Uri(u)) => (SOURCE_URI, self.text(&u)),
+                };
+                self.extra.extend([h, hs, hl, source, x, y]);
+                self.set(at, ASSET, e, 0)
             }
 
-            fn archive(&mut self, a: Archive) -> w::Archive {
-                let hash = self.opt_text(a.hash);
-                let source = a.source.map(|s| match s {
-                    ArchiveSource::Path(p) => w::ArchiveSource::Path(self.text(&p)),
-                    ArchiveSource::Uri(u) => w::ArchiveSource::Uri(self.text(&u)),
-                    ArchiveSource::Assets(members) => {
-                        let start = self.fields.len();
-                        for k in members.keys() {
-                            let key = self.text(k);
-                            self.fields.push((key, 0));
-                        }
-                        let count = members.len();
-                        for (j, m) in members.into_values().enumerate() {
-                            let at = self.reserve();
-                            self.nodes[at] = match m {
-                                ArchiveMember::Asset(a) => w::Node::Asset(self.asset(a)),
-                                ArchiveMember::Archive(a) => w::Node::Archive(self.archive(a)),
-                            };
-                            self.fields[start + j].1 = at as u32;
-                        }
-                        w::ArchiveSource::Assets(span(start, start + count))
+            fn archive(&mut self, at: u32, a: Archive) {
+                let e = self.extra_at();
+                let [h, hs, hl] = self.hash(a.hash);
+                let mut members = None;
+                let (source, [x, y]) = match a.source {
+                    None => (SOURCE_NONE, [0, 0]),
+                    Some(ArchiveSource::Path(p)) => (SOURCE_PATH, self.text(&p)),
+                    Some(ArchiveSource::Uri(u)) => (SOURCE_URI, self.text(&u)),
+                    Some(ArchiveSource::Assets(m)) => {
+                        let (start, count) = self.keys(m.keys());
+                        members = Some((start, m));
+                        (SOURCE_ASSETS, [start as u32, count as u32])
                     }
-                });
-                w::Archive { hash, source }
+                };
+                self.extra.extend([h, hs, hl, source, x, y]);
+                self.set(at, ARCHIVE, e, 0);
+                // The members after the archive's own operands: they come later in node order.
+                if let Some((start, m)) = members {
+                    for (j, m) in m.into_values().enumerate() {
+                        let child = self.reserve();
+                        match m {
+                            ArchiveMember::Asset(a) => self.asset(child, a),
+                            ArchiveMember::Archive(a) => self.archive(child, a),
+                        }
+                        self.fields[(start + j) * 3 + 2] = child;
+                    }
+                }
             }
         }
 
-        fn unknown_out(k: UnknownKind) -> w::UnknownKind {
-            match k {
-                UnknownKind::Bool => w::UnknownKind::Bool,
-                UnknownKind::Number => w::UnknownKind::Number,
-                UnknownKind::String => w::UnknownKind::String,
-                UnknownKind::Array => w::UnknownKind::Array,
-                UnknownKind::Asset => w::UnknownKind::Asset,
-                UnknownKind::Archive => w::UnknownKind::Archive,
-                UnknownKind::Object => w::UnknownKind::Object,
-            }
-        }
+        const UNKNOWN_KINDS: [UnknownKind; 7] = [
+            UnknownKind::Bool,
+            UnknownKind::Number,
+            UnknownKind::String,
+            UnknownKind::Array,
+            UnknownKind::Asset,
+            UnknownKind::Archive,
+            UnknownKind::Object,
+        ];
 
-        fn unknown_in(k: w::UnknownKind) -> UnknownKind {
+        /// The kind's position among `unknown-kind`'s cases (and in [`UNKNOWN_KINDS`]).
+        fn unknown_out(k: UnknownKind) -> u32 {
             match k {
-                w::UnknownKind::Bool => UnknownKind::Bool,
-                w::UnknownKind::Number => UnknownKind::Number,
-                w::UnknownKind::String => UnknownKind::String,
-                w::UnknownKind::Array => UnknownKind::Array,
-                w::UnknownKind::Asset => UnknownKind::Asset,
-                w::UnknownKind::Archive => UnknownKind::Archive,
-                w::UnknownKind::Object => UnknownKind::Object,
+                UnknownKind::Bool => 0,
+                UnknownKind::Number => 1,
+                UnknownKind::String => 2,
+                UnknownKind::Array => 3,
+                UnknownKind::Asset => 4,
+                UnknownKind::Archive => 5,
+                UnknownKind::Object => 6,
             }
         }
 
@@ -304,15 +406,19 @@ macro_rules! __value_codec {
         /// keep a bad index or span from panicking the guest.
         #[inline(never)]
         pub fn decode(v: w::Value) -> Result<Value, String> {
-            let mut d = Decoder {
-                slots: v.nodes.into_iter().map(Some).collect(),
-                items: v.items,
-                fields: v.fields,
-                text: v.text,
-            };
-            if d.slots.is_empty() {
+            if v.nodes.len() < 3 {
                 return Err("empty value".into());
             }
+            let mut d = Decoder {
+                used: vec![false; v.nodes.len() / 3],
+                nodes: v.nodes,
+                items: v.items,
+                fields: v.fields,
+                extra: v.extra,
+                text: v.text,
+                long: v.long.into_iter().map(Some).collect(),
+                blobs: v.blobs.into_iter().map(Some).collect(),
+            };
             d.take(0, None)
         }
 
@@ -324,117 +430,148 @@ macro_rules! __value_codec {
         }
 
         struct Decoder {
-            slots: Vec<Option<w::Node>>,
+            /// Nodes already taken: each may be taken once.
+            used: Vec<bool>,
+            nodes: Vec<u32>,
             items: Vec<u32>,
-            fields: Vec<(w::Span, u32)>,
+            fields: Vec<u32>,
+            extra: Vec<u32>,
             text: String,
+            long: Vec<Option<String>>,
+            blobs: Vec<Option<Vec<u8>>>,
         }
 
-        fn range(s: w::Span) -> ::std::ops::Range<usize> {
-            let start = s.start as usize;
-            start..start.saturating_add(s.len as usize)
+        fn range(start: u32, len: u32) -> ::std::ops::Range<usize> {
+            let start = start as usize;
+            start..start.saturating_add(len as usize)
         }
 
         impl Decoder {
-            fn str(&self, s: w::Span) -> Result<String, String> {
-                self.text.get(range(s)).map(str::to_owned).ok_or_else(|| format!("bad text span {s:?}"))
+            fn str(&self, start: u32, len: u32) -> Result<String, String> {
+                self.text
+                    .get(range(start, len))
+                    .map(str::to_owned)
+                    .ok_or_else(|| format!("bad text span {start}+{len}"))
             }
 
-            fn string(&self, s: w::Str) -> Result<String, String> {
-                match s {
-                    w::Str::Short(s) => self.str(s),
-                    w::Str::Long(s) => Ok(s),
-                }
+            fn long(&mut self, i: u32) -> Result<String, String> {
+                self.long
+                    .get_mut(i as usize)
+                    .and_then(Option::take)
+                    .ok_or_else(|| format!("long string {i} is missing"))
             }
 
-            fn opt_str(&self, s: Option<w::Span>) -> Result<Option<String>, String> {
-                s.map(|s| self.str(s)).transpose()
+            fn extra(&self, at: u32, n: usize) -> Result<&[u32], String> {
+                self.extra.get(range(at, n as u32)).ok_or_else(|| format!("bad extra offset {at}"))
             }
 
-            fn pairs(&self, s: w::Span) -> Result<Vec<(String, u32)>, String> {
-                let pairs = self.fields.get(range(s)).ok_or_else(|| format!("bad fields span {s:?}"))?;
-                pairs.iter().map(|&(k, i)| Ok((self.str(k)?, i))).collect()
+            fn hash(&self, w: &[u32]) -> Result<Option<String>, String> {
+                if w[0] == 1 { self.str(w[1], w[2]).map(Some) } else { Ok(None) }
+            }
+
+            /// The (key, child) pairs of `count` fields from `start`.
+            fn pairs(&self, start: u32, count: u32) -> Result<&[u32], String> {
+                let r = range(start, count);
+                self.fields
+                    .get(r.start.saturating_mul(3)..r.end.saturating_mul(3))
+                    .ok_or_else(|| format!("bad fields span {start}+{count}"))
             }
 
             fn take(&mut self, at: u32, parent: Option<u32>) -> Result<Value, String> {
                 if parent.is_some_and(|p| at <= p) {
                     return Err(format!("node {at} does not follow its parent"));
                 }
-                let node = self
-                    .slots
-                    .get_mut(at as usize)
-                    .and_then(Option::take)
-                    .ok_or_else(|| format!("node {at} is missing or used twice"))?;
+                match self.used.get_mut(at as usize) {
+                    Some(used) if !*used => *used = true,
+                    _ => return Err(format!("node {at} is missing or used twice")),
+                }
+                let i = at as usize * 3;
+                let (kind, a, b) = (self.nodes[i], self.nodes[i + 1], self.nodes[i + 2]);
                 let me = Some(at);
-                Ok(match node {
-                    w::Node::Null => Value::Null,
-                    w::Node::Bool(b) => Value::Bool(b),
-                    w::Node::Number(n) => Value::Number(n),
-                    w::Node::String(s) => Value::String(self.string(s)?),
-                    w::Node::Bytes(b) => Value::Bytes(b),
-                    w::Node::Array(s) => {
-                        let r = range(s);
+                Ok(match kind {
+                    NULL => Value::Null,
+                    BOOL => Value::Bool(a != 0),
+                    NUMBER => Value::Number(f64::from_bits(u64::from(a) | (u64::from(b) << 32))),
+                    STRING => Value::String(self.str(a, b)?),
+                    LONG_STRING => Value::String(self.long(a)?),
+                    BYTES => Value::Bytes(
+                        self.blobs.get_mut(a as usize).and_then(Option::take).ok_or("a byte string is missing")?,
+                    ),
+                    ARRAY => {
+                        let r = range(a, b);
                         if self.items.get(r.clone()).is_none() {
-                            return Err(format!("bad items span {s:?}"));
+                            return Err(format!("bad items span {a}+{b}"));
                         }
                         Value::Array(r.map(|j| self.take(self.items[j], me)).collect::<Result<_, _>>()?)
                     }
-                    w::Node::Object(s) => {
-                        let r = range(s);
-                        if self.fields.get(r.clone()).is_none() {
-                            return Err(format!("bad fields span {s:?}"));
-                        }
+                    OBJECT => {
+                        let n = self.pairs(a, b)?.len();
                         // One pass into one list; collecting it into the map
                         // sorts the keys, whatever order they came in.
-                        let mut entries = Vec::with_capacity(r.len());
-                        for j in r {
-                            let (k, i) = self.fields[j];
-                            entries.push((self.str(k)?, self.take(i, me)?));
+                        let mut entries = Vec::with_capacity(n / 3);
+                        for j in (a as usize * 3..a as usize * 3 + n).step_by(3) {
+                            let (ks, kl, child) = (self.fields[j], self.fields[j + 1], self.fields[j + 2]);
+                            entries.push((self.str(ks, kl)?, self.take(child, me)?));
                         }
                         Value::Object(entries.into_iter().collect())
                     }
-                    w::Node::Asset(a) => Value::Asset(self.asset(a)?),
-                    w::Node::Archive(a) => Value::Archive(self.archive(a, at)?),
-                    w::Node::Secret(i) => Value::Secret(Box::new(self.take(i, me)?)),
-                    w::Node::Unknown(k) => Value::Unknown(unknown_in(k)),
-                    w::Node::ResourceReference(r) => Value::ResourceRef(ResourceRef {
-                        urn: self.str(r.urn)?,
-                        id: match r.id {
-                            None => None,
-                            Some(w::ReferenceId::Known(s)) => Some(RefId::Known(self.str(s)?)),
-                            Some(w::ReferenceId::Unknown) => Some(RefId::Unknown),
-                        },
-                        package_version: self.str(r.package_version)?,
-                    }),
-                    w::Node::Output(o) => Value::Output(Output {
-                        value: o.value.map(|i| self.take(i, me).map(Box::new)).transpose()?,
-                        secret: o.secret,
-                        dependencies: o.dependencies.iter().map(|&d| self.str(d)).collect::<Result<_, _>>()?,
-                    }),
+                    ASSET => Value::Asset(self.asset(a)?),
+                    ARCHIVE => Value::Archive(self.archive(a, at)?),
+                    SECRET => Value::Secret(Box::new(self.take(a, me)?)),
+                    UNKNOWN => Value::Unknown(*UNKNOWN_KINDS.get(a as usize).ok_or("bad unknown kind")?),
+                    REFERENCE => {
+                        let w = self.extra(a, REFERENCE_WORDS)?;
+                        let (urn, id_kind, id, version) = ([w[0], w[1]], w[2], [w[3], w[4]], [w[5], w[6]]);
+                        Value::ResourceRef(ResourceRef {
+                            urn: self.str(urn[0], urn[1])?,
+                            id: match id_kind {
+                                ID_KNOWN => Some(RefId::Known(self.str(id[0], id[1])?)),
+                                ID_UNKNOWN => Some(RefId::Unknown),
+                                _ => None,
+                            },
+                            package_version: self.str(version[0], version[1])?,
+                        })
+                    }
+                    OUTPUT => {
+                        let w = self.extra(a, OUTPUT_WORDS)?;
+                        let (present, child, secret, count) = (w[0] == 1, w[1], w[2] == 1, w[3]);
+                        let deps = self.extra(a + OUTPUT_WORDS as u32, count as usize * 2)?;
+                        let dependencies =
+                            deps.chunks_exact(2).map(|d| self.str(d[0], d[1])).collect::<Result<_, _>>()?;
+                        let value = if present { Some(Box::new(self.take(child, me)?)) } else { None };
+                        Value::Output(Output { value, secret, dependencies })
+                    }
+                    other => return Err(format!("node {at} has kind {other}")),
                 })
             }
 
-            fn asset(&self, a: w::Asset) -> Result<Asset, String> {
+            fn asset(&mut self, at: u32) -> Result<Asset, String> {
+                let w: [u32; ASSET_WORDS] = self.extra(at, ASSET_WORDS)?.try_into().map_err(|_| "six words")?;
+                let (x, y) = (w[4], w[5]);
                 Ok(Asset {
-                    hash: self.opt_str(a.hash)?,
-                    source: match a.source {
-                        None => None,
-                        Some(w::AssetSource::Text(t)) => Some(AssetSource::Text(self.string(t)?)),
-                        Some(w::AssetSource::Path(p)) => Some(AssetSource::Path(self.str(p)?)),
-                        Some(w::AssetSource::Uri(u)) => Some(AssetSource::Uri(self.str(u)?)),
+                    hash: self.hash(&w)?,
+                    source: match w[3] {
+                        SOURCE_TEXT => Some(AssetSource::Text(self.str(x, y)?)),
+                        SOURCE_LONG_TEXT => Some(AssetSource::Text(self.long(x)?)),
+                        SOURCE_PATH => Some(AssetSource::Path(self.str(x, y)?)),
+                        SOURCE_URI => Some(AssetSource::Uri(self.str(x, y)?)),
+                        _ => None,
                     },
                 })
             }
 
-            fn archive(&mut self, a: w::Archive, at: u32) -> Result<Archive, String> {
-                let source = match a.source {
-                    None => None,
-                    Some(w::ArchiveSource::Path(p)) => Some(ArchiveSource::Path(self.str(p)?)),
-                    Some(w::ArchiveSource::Uri(u)) => Some(ArchiveSource::Uri(self.str(u)?)),
-                    Some(w::ArchiveSource::Assets(s)) => {
+            fn archive(&mut self, extra: u32, at: u32) -> Result<Archive, String> {
+                let w: [u32; ASSET_WORDS] = self.extra(extra, ASSET_WORDS)?.try_into().map_err(|_| "six words")?;
+                let (x, y) = (w[4], w[5]);
+                let source = match w[3] {
+                    SOURCE_PATH => Some(ArchiveSource::Path(self.str(x, y)?)),
+                    SOURCE_URI => Some(ArchiveSource::Uri(self.str(x, y)?)),
+                    SOURCE_ASSETS => {
+                        let pairs = self.pairs(x, y)?.to_vec();
                         let mut out = ::std::collections::BTreeMap::new();
-                        for (name, i) in self.pairs(s)? {
-                            let member = match self.take(i, Some(at))? {
+                        for f in pairs.chunks_exact(3) {
+                            let name = self.str(f[0], f[1])?;
+                            let member = match self.take(f[2], Some(at))? {
                                 Value::Asset(a) => ArchiveMember::Asset(a),
                                 Value::Archive(a) => ArchiveMember::Archive(a),
                                 other => return Err(format!("archive member {name} is a {}", other.kind_name())),
@@ -443,8 +580,9 @@ macro_rules! __value_codec {
                         }
                         Some(ArchiveSource::Assets(out))
                     }
+                    _ => None,
                 };
-                Ok(Archive { hash: self.opt_str(a.hash)?, source })
+                Ok(Archive { hash: self.hash(&w)?, source })
             }
         }
     };
@@ -536,52 +674,70 @@ mod tests {
             "long-asset" => Asset::text("x".repeat(4096)),
         };
         let wire = encode_map(&m);
-        let span = |s: w::Span| s.start as usize..(s.start + s.len) as usize;
-        for (i, n) in wire.nodes.iter().enumerate() {
-            let children: Vec<u32> = match n {
-                w::Node::Array(a) => wire.items[span(*a)].to_vec(),
-                w::Node::Object(f) => wire.fields[span(*f)].iter().map(|(_, i)| *i).collect(),
-                w::Node::Secret(c) => vec![*c],
+        let node = |n: usize| &wire.nodes[n * 3..n * 3 + 3];
+        for i in 0..wire.nodes.len() / 3 {
+            let [kind, a, b] = node(i).try_into().unwrap();
+            let children: Vec<u32> = match kind {
+                6 => wire.items[a as usize..(a + b) as usize].to_vec(),
+                7 => wire.fields[a as usize * 3..(a + b) as usize * 3].chunks(3).map(|f| f[2]).collect(),
+                8 => vec![a],
                 _ => vec![],
             };
             assert!(children.iter().all(|c| *c as usize > i), "pre-order violated at {i}");
         }
-        let long = wire.nodes.iter().filter(|n| match n {
-            w::Node::String(w::Str::Long(_)) => true,
-            w::Node::Asset(a) => matches!(a.source, Some(w::AssetSource::Text(w::Str::Long(_)))),
-            _ => false,
-        });
-        assert_eq!(long.count(), 2, "strings of 1 KiB and more move whole");
+        let long_strings = (0..wire.nodes.len() / 3).filter(|&i| node(i)[0] == 4).count();
+        assert_eq!((long_strings, wire.long.len()), (1, 2), "strings of 1 KiB and more move whole, asset text too");
+        assert_eq!(wire.blobs, vec![vec![0xff, 0x00]]);
         // Sized up front: every buffer allocated once, at its final length.
-        let sizes = [wire.nodes.capacity(), wire.items.capacity(), wire.fields.capacity(), wire.text.capacity()];
-        assert_eq!(sizes, [wire.nodes.len(), wire.items.len(), wire.fields.len(), wire.text.len()]);
+        let sizes = [
+            wire.nodes.capacity(),
+            wire.items.capacity(),
+            wire.fields.capacity(),
+            wire.extra.capacity(),
+            wire.text.capacity(),
+        ];
+        assert_eq!(sizes, [wire.nodes.len(), wire.items.len(), wire.fields.len(), wire.extra.len(), wire.text.len()]);
         assert_eq!(decode_map(wire).unwrap(), m);
+    }
+
+    /// A value of `nodes` (three words each) over the same two fields, `k`
+    /// then a key past the text, both naming node 1.
+    fn words(nodes: &[[u32; 3]], items: Vec<u32>, text: &str) -> w::Value {
+        w::Value {
+            nodes: nodes.concat(),
+            items,
+            fields: vec![0, 1, 1, 5, 1, 1],
+            extra: vec![],
+            text: text.into(),
+            long: vec![],
+            blobs: vec![],
+        }
     }
 
     #[test]
     fn bad_indices_and_spans_are_errors_not_panics() {
-        let value = |nodes: Vec<w::Node>, items: Vec<u32>, text: &str| w::Value {
-            nodes,
-            items,
-            fields: vec![(w::Span { start: 0, len: 1 }, 1), (w::Span { start: 5, len: 1 }, 1)],
-            text: text.into(),
-        };
-        let all = |len| w::Span { start: 0, len };
-        let cyclic = value(vec![w::Node::Array(all(1))], vec![0], "");
+        const NULL: [u32; 3] = [0, 0, 0];
+        let cyclic = words(&[[6, 0, 1]], vec![0], "");
         assert!(decode(cyclic).is_err());
-        let shared = value(vec![w::Node::Array(all(2)), w::Node::Null], vec![1, 1], "");
+        let shared = words(&[[6, 0, 2], NULL], vec![1, 1], "");
         assert!(decode(shared).is_err());
-        let missing = value(vec![w::Node::Secret(7)], vec![], "");
+        let missing = words(&[[8, 7, 0]], vec![], "");
         assert!(decode(missing).is_err());
-        assert!(decode(value(vec![], vec![], "")).is_err());
+        assert!(decode(words(&[], vec![], "")).is_err());
         // Spans past their buffer, or splitting a character.
-        let past = value(vec![w::Node::Array(all(3)), w::Node::Null], vec![1], "");
+        let past = words(&[[6, 0, 3], NULL], vec![1], "");
         assert!(decode(past).is_err());
-        let split = value(vec![w::Node::String(w::Str::Short(w::Span { start: 0, len: 1 }))], vec![], "é");
+        let split = words(&[[3, 0, 1]], vec![], "é");
         assert!(decode(split).is_err());
-        let key = value(vec![w::Node::Object(w::Span { start: 1, len: 1 }), w::Node::Null], vec![], "k");
+        let key = words(&[[7, 1, 1], NULL], vec![], "k");
         assert!(decode(key).is_err());
-        let fine = value(vec![w::Node::Object(all(1)), w::Node::Null], vec![], "k");
+        let fields_past = words(&[[7, 1, u32::MAX], NULL], vec![], "k");
+        assert!(decode(fields_past).is_err());
+        // Indices into long, blobs and extra that are not there; kinds that are not.
+        for node in [[4, 0, 0], [5, 0, 0], [10, 0, 0], [11, 0, 0], [12, 0, 0], [13, 0, 0], [9, 7, 0], [14, 0, 0]] {
+            assert!(decode(words(&[node], vec![], "")).is_err(), "{node:?}");
+        }
+        let fine = words(&[[7, 0, 1], NULL], vec![], "k");
         assert_eq!(decode_map(fine).unwrap(), crate::props! { "k" => Value::Null });
     }
 

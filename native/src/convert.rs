@@ -407,20 +407,24 @@ mod tests {
 
     #[test]
     fn bad_indices_and_spans_are_errors() {
-        let span = |start, len| w::Span { start, len };
-        let value = |nodes: Vec<w::Node>, fields: Vec<(w::Span, u32)>| w::Value {
-            nodes,
+        // Nodes are three words (kind, two operands); fields three (key span, child).
+        let value = |nodes: &[[u32; 3]], fields: Vec<u32>| w::Value {
+            nodes: nodes.concat(),
             items: Vec::new(),
             fields,
+            extra: Vec::new(),
             text: "ab".into(),
+            long: Vec::new(),
+            blobs: Vec::new(),
         };
-        let cyclic = value(vec![w::Node::Object(span(0, 1))], vec![(span(0, 1), 0)]);
+        const NULL: [u32; 3] = [0, 0, 0];
+        let cyclic = value(&[[7, 0, 1]], vec![0, 1, 0]);
         assert!(map(cyclic).is_err());
-        let shared = value(vec![w::Node::Object(span(0, 2)), w::Node::Null], vec![(span(0, 1), 1), (span(1, 1), 1)]);
+        let shared = value(&[[7, 0, 2], NULL], vec![0, 1, 1, 1, 1, 1]);
         assert!(map(shared).is_err());
-        let past = value(vec![w::Node::Object(span(0, 1)), w::Node::Null], vec![(span(1, 9), 1)]);
+        let past = value(&[[7, 0, 1], NULL], vec![1, 9, 1]);
         assert!(map(past).is_err());
-        assert!(map(value(vec![], vec![])).is_err());
-        assert!(map(value(vec![w::Node::Null], vec![])).is_err());
+        assert!(map(value(&[], vec![])).is_err());
+        assert!(map(value(&[NULL], vec![])).is_err());
     }
 }

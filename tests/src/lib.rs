@@ -58,11 +58,11 @@ pub fn component(crate_name: &str) -> PathBuf {
     path
 }
 
-/// A component built against contract 0.1.0 by the SDK of its day, kept in
-/// `tests/fixtures/contract-0.1.0` (see its README): `echo_provider`,
-/// `pets_provider`.
-pub fn contract_0_1_0_component(name: &str) -> PathBuf {
-    let path = workspace_root().join("tests/fixtures/contract-0.1.0").join(format!("{name}.wasm"));
+/// A component built against an older contract version (`0.1.0`, `0.2.0`)
+/// by the SDK of its day, kept in `tests/fixtures/contract-<version>` (see
+/// its README): `echo_provider`, `pets_provider`.
+pub fn older_component(version: &str, name: &str) -> PathBuf {
+    let path = workspace_root().join(format!("tests/fixtures/contract-{version}")).join(format!("{name}.wasm"));
     assert!(path.is_file(), "fixture missing at {}", path.display());
     path
 }

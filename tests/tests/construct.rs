@@ -6,9 +6,7 @@
 use std::collections::HashMap;
 
 use e2e_tests::monitor::{id_of, urn};
-use e2e_tests::{
-    Launch, Plugin, TestEngine, TestMonitor, booted, component, contract_0_1_0_component, from_struct, to_struct,
-};
+use e2e_tests::{Launch, Plugin, TestEngine, TestMonitor, booted, component, from_struct, older_component, to_struct};
 use pulumirpc::*;
 use serde_json::{Value as Json, json};
 use tonic::Code;
@@ -109,7 +107,19 @@ fn sorted(mut v: Vec<String>) -> Vec<String> {
 
 #[tokio::test]
 async fn construct_registers_the_component_and_its_children_through_the_monitor() {
-    let (_engine, mut p) = serve("pets-provider").await;
+    registers_the_component_and_its_children(&component("pets-provider")).await;
+}
+
+/// The same through a component built against 0.2.0, which has every
+/// option 0.3.0 has: only values change shape, through the host's adapter
+/// both ways (the request's and the monitor's).
+#[tokio::test]
+async fn a_0_2_0_component_constructs_through_the_monitor_with_every_option() {
+    registers_the_component_and_its_children(&older_component("0.2.0", "pets_provider")).await;
+}
+
+async fn registers_the_component_and_its_children(file: &std::path::Path) {
+    let (_engine, mut p) = booted(file).await;
     let monitor = TestMonitor::start().await;
     let inputs = json!({ "size": 2, "nameLength": 3, "owner": secret(json!("ann")) });
     let r = p.client.construct(construct(&monitor, inputs, false, false)).await.unwrap().into_inner();
@@ -219,7 +229,7 @@ async fn construct_during_a_preview_leaves_unknown_ids_unknown() {
 /// (what it cannot see, it cannot pass on).
 #[tokio::test]
 async fn a_0_1_0_component_constructs_through_the_monitor() {
-    let (_engine, mut p) = booted(&contract_0_1_0_component("pets_provider")).await;
+    let (_engine, mut p) = booted(&older_component("0.1.0", "pets_provider")).await;
     let monitor = TestMonitor::start().await;
     let inputs = json!({ "size": 2, "nameLength": 3, "owner": secret(json!("ann")) });
     let r = p.client.construct(construct(&monitor, inputs, false, false)).await.unwrap().into_inner();
@@ -251,7 +261,12 @@ async fn call_runs_a_method_that_registers_a_child_with_arg_and_return_dependenc
 
 #[tokio::test]
 async fn a_0_1_0_component_runs_a_method_through_the_monitor() {
-    calls_a_method(&contract_0_1_0_component("pets_provider")).await;
+    calls_a_method(&older_component("0.1.0", "pets_provider")).await;
+}
+
+#[tokio::test]
+async fn a_0_2_0_component_runs_a_method_through_the_monitor() {
+    calls_a_method(&older_component("0.2.0", "pets_provider")).await;
 }
 
 async fn calls_a_method(file: &std::path::Path) {

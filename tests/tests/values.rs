@@ -1,7 +1,7 @@
 //! Every value kind survives wire -> WIT -> guest -> WIT -> wire unchanged,
 //! and malformed values are refused without hurting the host.
 
-use e2e_tests::{Plugin, TestEngine, booted, component, contract_0_1_0_component, from_struct, to_struct};
+use e2e_tests::{Plugin, TestEngine, booted, component, from_struct, older_component, to_struct};
 use pulumirpc::*;
 use serde_json::{Value, json};
 use tonic::Code;
@@ -73,10 +73,18 @@ async fn every_value_kind_round_trips_through_the_guest() {
 }
 
 /// The same through a component built against 0.1.0: the host converts
-/// each value to 0.1.0's nodes on the way in and back on the way out.
+/// each value to 0.2.0's form, then to 0.1.0's nodes on the way in, and
+/// back on the way out.
 #[tokio::test]
 async fn every_value_kind_round_trips_through_a_0_1_0_guest() {
-    round_trips_every_value_kind(&contract_0_1_0_component("echo_provider")).await;
+    round_trips_every_value_kind(&older_component("0.1.0", "echo_provider")).await;
+}
+
+/// The same through a component built against 0.2.0: values in 0.2.0's
+/// nodes (variants and tuples) rather than 0.3.0's words.
+#[tokio::test]
+async fn every_value_kind_round_trips_through_a_0_2_0_guest() {
+    round_trips_every_value_kind(&older_component("0.2.0", "echo_provider")).await;
 }
 
 async fn round_trips_every_value_kind(file: &std::path::Path) {

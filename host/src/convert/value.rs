@@ -1,7 +1,8 @@
 //! Property values: protobuf `Struct`/`Value`, with Pulumi's encoding of special
-//! values, to and from the flattened WIT `value` tree (nodes, with every
-//! string a span of one `text` and every child list a span of `items` or
-//! `fields`).
+//! values, to and from the flattened WIT `value`. The work is done on the
+//! host's tree of it (nodes, with every string a span of one `text` and
+//! every child list a span of `items` or `fields`), which `words` packs into
+//! the contract's words and unpacks.
 //!
 //! Wire -> WIT: the input comes from the engine and was decoded by prost, but the
 //! walk still bounds depth and uses an explicit stack, never recursion. Nodes come
@@ -21,10 +22,12 @@ use prost_types::value::Kind;
 use prost_types::{ListValue, Struct, Value as WireValue};
 
 use crate::runtime::bindings::spans::{push_str, push_text, range, span};
-use crate::runtime::bindings::types::{
+use crate::runtime::bindings::tree::{
     Archive, ArchiveSource, Asset, AssetSource, Node, OutputValue, ReferenceId, ResourceReference, Span, Str,
     UnknownKind, Value,
 };
+use crate::runtime::bindings::types::Value as Words;
+use crate::runtime::bindings::words::{self, WordsError};
 
 /// Pulumi's signature key, special-value signatures and unknown sentinels.
 pub mod sig {
@@ -82,6 +85,8 @@ pub enum ConvertError {
     InvalidBase64 { path: PropertyPath, source: base64::DecodeError },
 
     // Guest output.
+    #[error("malformed value: {0}")]
+    Words(#[from] WordsError),
     #[error("the byte string at {path} is not valid UTF-8 and the engine did not negotiate byte strings")]
     ByteStringsNotNegotiated { path: PropertyPath },
     #[error("the value has no nodes")]
@@ -147,8 +152,8 @@ pub struct WireOptions {
 }
 
 /// A property map with no properties.
-pub fn empty_map() -> Value {
-    Value { nodes: vec![Node::Object(EMPTY)], items: Vec::new(), fields: Vec::new(), text: String::new() }
+pub fn empty_map() -> Words {
+    words::pack(Value { nodes: vec![Node::Object(EMPTY)], items: Vec::new(), fields: Vec::new(), text: String::new() })
 }
 
 const EMPTY: Span = Span { start: 0, len: 0 };
@@ -304,38 +309,38 @@ const NONE: u32 = u32::MAX;
 // ---------------------------------------------------------------------------
 
 /// A property map from the wire. The root is always an object node.
-pub fn struct_into_wit(s: Struct) -> Result<Value, ConvertError> {
+pub fn struct_into_wit(s: Struct) -> Result<Words, ConvertError> {
     let mut d = Decoder::new(Limits::default().max_depth);
     d.nodes.push(Node::Null);
     d.parent.push(NONE);
     d.nodes[0] = d.object(s, 0, 0);
-    d.run()
+    d.run().map(words::pack)
 }
 
 /// [`struct_into_wit`] of a borrowed map (copies it).
-pub fn struct_to_wit(s: &Struct) -> Result<Value, ConvertError> {
+pub fn struct_to_wit(s: &Struct) -> Result<Words, ConvertError> {
     struct_into_wit(s.clone())
 }
 
 /// An optional property map from the wire; `None` is the empty map.
-pub fn opt_struct_into_wit(s: Option<Struct>) -> Result<Value, ConvertError> {
+pub fn opt_struct_into_wit(s: Option<Struct>) -> Result<Words, ConvertError> {
     s.map_or_else(|| Ok(empty_map()), struct_into_wit)
 }
 
 /// [`opt_struct_into_wit`] of a borrowed map (copies it).
-pub fn opt_struct_to_wit(s: Option<&Struct>) -> Result<Value, ConvertError> {
+pub fn opt_struct_to_wit(s: Option<&Struct>) -> Result<Words, ConvertError> {
     s.map_or_else(|| Ok(empty_map()), struct_to_wit)
 }
 
 /// A single value from the wire. `kind: None` is null.
-pub fn value_into_wit(v: WireValue) -> Result<Value, ConvertError> {
+pub fn value_into_wit(v: WireValue) -> Result<Words, ConvertError> {
     let mut d = Decoder::new(Limits::default().max_depth);
     d.push(v, NONE, 0, 0, false);
-    d.run()
+    d.run().map(words::pack)
 }
 
 /// [`value_into_wit`] of a borrowed value (copies it).
-pub fn value_to_wit(v: &WireValue) -> Result<Value, ConvertError> {
+pub fn value_to_wit(v: &WireValue) -> Result<Words, ConvertError> {
     value_into_wit(v.clone())
 }
 
@@ -612,15 +617,15 @@ impl Decoder {
 /// A guest property map to the wire. The root must be an object. Long
 /// strings and byte lists move into the result; the rest are copied out of
 /// the value's text.
-pub fn wit_into_struct(v: Value, opts: WireOptions, limits: Limits) -> Result<Struct, ConvertError> {
+pub fn wit_into_struct(v: Words, opts: WireOptions, limits: Limits) -> Result<Struct, ConvertError> {
+    let v = unpack(v, limits)?;
     root_object(&v)?;
-    as_struct(wit_into_value(v, opts, limits)?)
+    as_struct(tree_into_value(v, opts, limits)?)
 }
 
-/// [`wit_into_struct`] of a borrowed value (copies it once it is validated).
-pub fn wit_to_struct(v: &Value, opts: WireOptions, limits: Limits) -> Result<Struct, ConvertError> {
-    root_object(v)?;
-    as_struct(wit_to_value(v, opts, limits)?)
+/// [`wit_into_struct`] of a borrowed value (copies it).
+pub fn wit_to_struct(v: &Words, opts: WireOptions, limits: Limits) -> Result<Struct, ConvertError> {
+    wit_into_struct(v.clone(), opts, limits)
 }
 
 fn root_object(v: &Value) -> Result<(), ConvertError> {
@@ -639,15 +644,28 @@ fn as_struct(v: WireValue) -> Result<Struct, ConvertError> {
 }
 
 /// A guest value to the wire.
-pub fn wit_into_value(v: Value, opts: WireOptions, limits: Limits) -> Result<WireValue, ConvertError> {
-    validate(&v, opts, limits)?;
-    Ok(build(v, opts))
+pub fn wit_into_value(v: Words, opts: WireOptions, limits: Limits) -> Result<WireValue, ConvertError> {
+    tree_into_value(unpack(v, limits)?, opts, limits)
 }
 
-/// [`wit_into_value`] of a borrowed value (copies it once it is validated).
-pub fn wit_to_value(v: &Value, opts: WireOptions, limits: Limits) -> Result<WireValue, ConvertError> {
-    validate(v, opts, limits)?;
-    Ok(build(v.clone(), opts))
+/// The tree of a guest's words; the node count is checked first, so that
+/// too many nodes are refused before a tree of them is built.
+fn unpack(v: Words, limits: Limits) -> Result<Value, ConvertError> {
+    let count = v.nodes.len() / 3;
+    if count > limits.max_nodes {
+        return Err(ConvertError::TooManyNodes { count, max: limits.max_nodes });
+    }
+    Ok(words::unpack(v)?)
+}
+
+/// [`wit_into_value`] of a borrowed value (copies it).
+pub fn wit_to_value(v: &Words, opts: WireOptions, limits: Limits) -> Result<WireValue, ConvertError> {
+    wit_into_value(v.clone(), opts, limits)
+}
+
+fn tree_into_value(v: Value, opts: WireOptions, limits: Limits) -> Result<WireValue, ConvertError> {
+    validate(&v, opts, limits)?;
+    Ok(build(v, opts))
 }
 
 /// Every span of `text` a node holds (keys are checked with their object).

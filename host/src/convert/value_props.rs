@@ -266,7 +266,7 @@ proptest! {
 
     #[test]
     fn any_guest_node_list_is_a_value_or_an_error(nodes in nodes(), byte_strings in any::<bool>()) {
-        let v = nodes_into_flat(old::Value { nodes });
+        let v = words::pack(nodes_into_flat(old::Value { nodes }));
         let opts = WireOptions { byte_strings, ..WireOptions::default() };
         let borrowed = wit_to_value(&v, opts, Limits::default());
         if let Ok(sent) = &borrowed {
@@ -284,6 +284,7 @@ proptest! {
 
     #[test]
     fn any_guest_value_with_any_spans_is_a_value_or_an_error(v in hostile_flat(), byte_strings in any::<bool>()) {
+        let v = words::pack(v);
         let opts = WireOptions { byte_strings, ..WireOptions::default() };
         if let Ok(sent) = wit_to_value(&v, opts, Limits::default()) {
             stable_on_the_wire(&sent);
@@ -297,9 +298,20 @@ proptest! {
     fn any_well_formed_guest_tree_is_a_value_or_an_error(t in tree(), byte_strings in any::<bool>()) {
         let mut nodes = Vec::new();
         flatten(t, &mut nodes);
-        let v = nodes_into_flat(old::Value { nodes });
+        let v = words::pack(nodes_into_flat(old::Value { nodes }));
         if let Ok(sent) = wit_to_value(&v, WireOptions { byte_strings, ..WireOptions::default() }, Limits::default()) {
             stable_on_the_wire(&sent);
+        }
+    }
+
+    #[test]
+    fn any_word_lists_are_a_value_or_an_error(v in hostile_words(), byte_strings in any::<bool>()) {
+        let opts = WireOptions { byte_strings, ..WireOptions::default() };
+        if let Ok(sent) = wit_to_value(&v, opts, Limits::default()) {
+            stable_on_the_wire(&sent);
+        }
+        if let Ok(sent) = wit_to_struct(&v, opts, Limits::default()) {
+            stable_on_the_wire(&WireValue { kind: Some(Kind::StructValue(sent)) });
         }
     }
 
@@ -320,6 +332,30 @@ proptest! {
         let owned = wit_to_value(&owned, WireOptions { byte_strings: true, ..WireOptions::default() }, Limits::default()).unwrap();
         prop_assert_eq!(owned.encode_to_vec(), sent.encode_to_vec());
     }
+}
+
+/// Any words at all: kinds in and just out of range, small operands (so
+/// they often land inside the other lists), any lengths.
+fn hostile_words() -> impl Strategy<Value = Words> {
+    let word = prop_oneof![3 => 0u32..16, 1 => any::<u32>()];
+    (
+        vec(word.clone(), 0..30),
+        vec(0u32..8, 0..8),
+        vec(word.clone(), 0..12),
+        vec(word, 0..16),
+        "[a-zé€]{0,10}",
+        vec("\\PC{0,3}", 0..3),
+        vec(vec(any::<u8>(), 0..4), 0..3),
+    )
+        .prop_map(|(nodes, items, fields, extra, text, long, blobs)| Words {
+            nodes,
+            items,
+            fields,
+            extra,
+            text,
+            long,
+            blobs,
+        })
 }
 
 /// `kind: None` is read as null, and sent back as one.

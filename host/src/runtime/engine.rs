@@ -9,7 +9,7 @@ use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
 use super::RuntimeError;
-use super::bindings::{ProviderPre, v0_1_0, v0_2_0};
+use super::bindings::{ProviderPre, v0_1_0, v0_2_0, v0_3_0};
 use super::cache::{ArtifactCache, KnownFacts, KnownFile, SeenFile, digest};
 use super::logs::GuestLog;
 use super::needs::Needs;
@@ -106,6 +106,7 @@ impl Runtime {
             wasmtime_wasi::p2::add_to_linker_async(&mut linker)
                 .and_then(|_| wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker))
                 // Every contract version's imports: a component names one of them.
+                .and_then(|_| v0_3_0::Provider::add_to_linker::<_, HasSelf<HostState>>(&mut linker, |s| s))
                 .and_then(|_| v0_2_0::Provider::add_to_linker::<_, HasSelf<HostState>>(&mut linker, |s| s))
                 .and_then(|_| v0_1_0::Provider::add_to_linker::<_, HasSelf<HostState>>(&mut linker, |s| s))
                 .map(|_| linker)
@@ -275,11 +276,12 @@ fn contract_hint(engine: &Engine, component: &Component) -> String {
         let version = name.strip_prefix("pulumi:provider/")?.split_once('@')?.1;
         (!compatible(version)).then(|| version.to_owned())
     });
+    let (last, rest) = CONTRACTS.split_last().expect("CONTRACTS is not empty");
+    let spoken = if rest.is_empty() { last.to_string() } else { format!("{} and @{last}", rest.join(", @")) };
     match other {
         Some(v) => format!(
-            " (it was built against pulumi:provider@{v}; this host speaks pulumi:provider@{}: \
-             use a pulumi-wasm that supports {v}, or rebuild the provider with a matching pulumi-wasm-sdk)",
-            CONTRACTS.join(" and @")
+            " (it was built against pulumi:provider@{v}; this host speaks pulumi:provider@{spoken}: \
+             use a pulumi-wasm that supports {v}, or rebuild the provider with a matching pulumi-wasm-sdk)"
         ),
         None => String::new(),
     }

@@ -1,10 +1,10 @@
-//! Echoes a property map, in `pulumi:provider@0.1.0`'s node encoding and in
-//! 0.2.0's one buffer (`flat`). Both decode into the same owned tree, as the
-//! SDK does before a provider sees a value, and encode it back, so the two
-//! differ only in what the encoding costs. Only the kinds of the
-//! benchmark's inputs (null, bool, number, string, array, object) are
-//! decoded; in the node encoding other leaves (the 1 MB input's asset) pass
-//! through as they came, and the one-buffer echo is not sent them.
+//! Echoes a property map, in `pulumi:provider@0.1.0`'s node encoding, in
+//! 0.2.0's one buffer (`flat`) and in 0.3.0's words. Each decodes into the
+//! same owned tree, as the SDK does before a provider sees a value, and
+//! encodes it back, so they differ only in what the encoding costs. Only
+//! the kinds of the benchmark's inputs (null, bool, number, string, array,
+//! object) are decoded; in the node encoding other leaves (the 1 MB input's
+//! asset) pass through as they came, and the other two are not sent them.
 
 // The generated export glue of `echo-flat` takes the value's eight flat words.
 #![allow(clippy::too_many_arguments)]
@@ -15,6 +15,7 @@ wit_bindgen::generate!({ path: "../wit", world: "pulumi-bench:abi/abi", generate
 
 use pulumi::provider0_1_0::types::Node;
 use pulumi::provider0_2_0::types as flat;
+use pulumi::provider0_3_0::types as words;
 
 enum V {
     Null,
@@ -47,6 +48,21 @@ impl Guest for Abi {
             text: String::with_capacity(v.text.len()),
         };
         to_flat(&mut out, tree);
+        out
+    }
+
+    fn echo_words(v: words::Value) -> words::Value {
+        let tree = from_words(&v, 0);
+        let mut out = words::Value {
+            nodes: Vec::with_capacity(v.nodes.len()),
+            items: Vec::with_capacity(v.items.len()),
+            fields: Vec::with_capacity(v.fields.len()),
+            extra: Vec::new(),
+            text: String::with_capacity(v.text.len()),
+            long: Vec::new(),
+            blobs: Vec::new(),
+        };
+        to_words(&mut out, tree);
         out
     }
 }
@@ -144,4 +160,68 @@ fn to_flat(out: &mut flat::Value, v: V) -> u32 {
         }
     };
     at as u32
+}
+
+// 0.3.0: nodes are three words (kind, two operands), fields three (key span,
+// child); strings as in 0.2.0.
+
+fn from_words(v: &words::Value, at: u32) -> V {
+    let i = at as usize * 3;
+    let Some(&[kind, a, b]) = v.nodes.get(i..i + 3) else { return V::Null };
+    let text = |start: u32, len: u32| v.text.get(start as usize..(start + len) as usize).unwrap_or_default().to_owned();
+    match kind {
+        1 => V::Bool(a == 1),
+        2 => V::Num(f64::from_bits(u64::from(a) | (u64::from(b) << 32))),
+        3 => V::Str(text(a, b)),
+        4 => V::Str(v.long.get(a as usize).cloned().unwrap_or_default()),
+        6 => V::Arr(
+            v.items.get(a as usize..(a + b) as usize).unwrap_or_default().iter().map(|&c| from_words(v, c)).collect(),
+        ),
+        7 => {
+            let fields = v.fields.get(a as usize * 3..(a + b) as usize * 3).unwrap_or_default();
+            V::Obj(fields.chunks(3).map(|f| (text(f[0], f[1]), from_words(v, f[2]))).collect())
+        }
+        _ => V::Null,
+    }
+}
+
+fn to_words(out: &mut words::Value, v: V) -> u32 {
+    let at = out.nodes.len();
+    out.nodes.extend([0, 0, 0]);
+    let text = |out: &mut words::Value, s: &str| {
+        out.text.push_str(s);
+        [(out.text.len() - s.len()) as u32, s.len() as u32]
+    };
+    let node = match v {
+        V::Null | V::Other(_) => [0, 0, 0],
+        V::Bool(b) => [1, b as u32, 0],
+        V::Num(n) => [2, n.to_bits() as u32, (n.to_bits() >> 32) as u32],
+        // The inputs' strings are all short.
+        V::Str(s) => {
+            let [start, len] = text(out, &s);
+            [3, start, len]
+        }
+        V::Arr(items) => {
+            // Children's numbers in one span of `items`, taken before they push their own.
+            let (start, count) = (out.items.len(), items.len());
+            out.items.resize(start + count, 0);
+            for (j, c) in items.into_iter().enumerate() {
+                out.items[start + j] = to_words(out, c);
+            }
+            [6, start as u32, count as u32]
+        }
+        V::Obj(fields) => {
+            let (start, count) = (out.fields.len() / 3, fields.len());
+            for k in fields.keys() {
+                let [s, l] = text(out, k);
+                out.fields.extend([s, l, 0]);
+            }
+            for (j, c) in fields.into_values().enumerate() {
+                out.fields[(start + j) * 3 + 2] = to_words(out, c);
+            }
+            [7, start as u32, count as u32]
+        }
+    };
+    out.nodes[at..at + 3].copy_from_slice(&node);
+    (at / 3) as u32
 }

@@ -6,14 +6,16 @@ use wasmtime::AsContextMut;
 use wasmtime::component::InstancePre;
 
 use super::adapt::{Down, Up};
-use super::{rp, types, v0_1_0, v0_2_0};
+use super::{rp, types, v0_1_0, v0_2_0, v0_3_0};
 
-type OldGuest = v0_1_0::exports::pulumi::provider::resource_provider::Guest;
-type NewGuest = v0_2_0::exports::pulumi::provider::resource_provider::Guest;
+type Guest01 = v0_1_0::exports::pulumi::provider::resource_provider::Guest;
+type Guest02 = v0_2_0::exports::pulumi::provider::resource_provider::Guest;
+type Guest03 = v0_3_0::exports::pulumi::provider::resource_provider::Guest;
 
 /// A linked component, ready to instantiate, by the version it exports.
 pub enum ProviderPre<T: 'static> {
-    Latest(v0_2_0::ProviderPre<T>),
+    Latest(v0_3_0::ProviderPre<T>),
+    V0_2(v0_2_0::ProviderPre<T>),
     V0_1(v0_1_0::ProviderPre<T>),
 }
 
@@ -22,10 +24,13 @@ impl<T: Send + 'static> ProviderPre<T> {
     /// When none fits, the error is that of the version the component
     /// names (the newest when it names none we know).
     pub fn new(pre: InstancePre<T>) -> wasmtime::Result<Self> {
-        let latest = match v0_2_0::ProviderPre::new(pre.clone()) {
+        let latest = match v0_3_0::ProviderPre::new(pre.clone()) {
             Ok(p) => return Ok(ProviderPre::Latest(p)),
             Err(e) => e,
         };
+        if exports_version(&pre, "0.2.") {
+            return v0_2_0::ProviderPre::new(pre).map(ProviderPre::V0_2);
+        }
         let names_old = exports_version(&pre, "0.1.");
         v0_1_0::ProviderPre::new(pre).map(ProviderPre::V0_1).map_err(|old| if names_old { old } else { latest })
     }
@@ -33,6 +38,7 @@ impl<T: Send + 'static> ProviderPre<T> {
     pub async fn instantiate_async(&self, store: impl AsContextMut<Data = T>) -> wasmtime::Result<Provider> {
         match self {
             ProviderPre::Latest(p) => p.instantiate_async(store).await.map(Provider::Latest),
+            ProviderPre::V0_2(p) => p.instantiate_async(store).await.map(Provider::V0_2),
             ProviderPre::V0_1(p) => p.instantiate_async(store).await.map(Provider::V0_1),
         }
     }
@@ -41,6 +47,7 @@ impl<T: Send + 'static> ProviderPre<T> {
     pub fn contract(&self) -> &'static str {
         match self {
             ProviderPre::Latest(_) => super::CONTRACT,
+            ProviderPre::V0_2(_) => "0.2.0",
             ProviderPre::V0_1(_) => "0.1.0",
         }
     }
@@ -54,7 +61,8 @@ fn exports_version<T>(pre: &InstancePre<T>, version: &str) -> bool {
 
 /// An instance of a component.
 pub enum Provider {
-    Latest(v0_2_0::Provider),
+    Latest(v0_3_0::Provider),
+    V0_2(v0_2_0::Provider),
     V0_1(v0_1_0::Provider),
 }
 
@@ -62,6 +70,7 @@ impl Provider {
     pub fn pulumi_provider_resource_provider(&self) -> Guest<'_> {
         match self {
             Provider::Latest(p) => Guest::Latest(p.pulumi_provider_resource_provider()),
+            Provider::V0_2(p) => Guest::V0_2(p.pulumi_provider_resource_provider()),
             Provider::V0_1(p) => Guest::V0_1(p.pulumi_provider_resource_provider()),
         }
     }
@@ -69,13 +78,14 @@ impl Provider {
 
 /// The `resource-provider` export of an instance.
 pub enum Guest<'a> {
-    Latest(&'a NewGuest),
-    V0_1(&'a OldGuest),
+    Latest(&'a Guest03),
+    V0_2(&'a Guest02),
+    V0_1(&'a Guest01),
 }
 
 /// Each export, called in `latest`'s types: straight through for a
 /// component of the latest version; for an older one the arguments go down
-/// to its version and the answer comes back up.
+/// to its version and the answer comes back up, a version at a time.
 macro_rules! calls {
     ($( $call:ident ( $($arg:ident : $ty:ty),* ) -> $ret:ty; )*) => {
         impl Guest<'_> {
@@ -87,9 +97,13 @@ macro_rules! calls {
                 {
                     match self {
                         Guest::Latest(g) => g.$call(store, $($arg),*).await,
-                        Guest::V0_1(g) => {
+                        Guest::V0_2(g) => {
                             $(let $arg = $arg.down();)*
                             g.$call(store, $(&$arg),*).await.map(Up::up)
+                        }
+                        Guest::V0_1(g) => {
+                            $(let $arg = $arg.down().down();)*
+                            g.$call(store, $(&$arg),*).await.map(|r| r.up().up())
                         }
                     }
                 }

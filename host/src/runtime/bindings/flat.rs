@@ -5,7 +5,7 @@
 //! is well-formed is checked once, in the latest encoding, where every
 //! value is checked (`convert::value`).
 
-use super::adapt::{new, old};
+use super::adapt::v2::{new, old};
 use super::spans::{push_str, push_text, range, span};
 
 use new::types as n;

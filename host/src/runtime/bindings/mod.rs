@@ -1,13 +1,19 @@
 //! Host-side bindings of the provider world, one module per WIT version.
 //! The host works in `latest`'s types; a component built against an older
-//! version is served through [`Provider::V0_1`], whose calls convert each
-//! request down to that version and each answer back up (see `adapt`), so
-//! nothing above this layer knows there is more than one version.
+//! version is served through [`Provider::V0_2`] or [`Provider::V0_1`], whose
+//! calls convert each request down to that version and each answer back up
+//! (see `adapt`), so nothing above this layer knows there is more than one
+//! version.
+//!
+//! Inside the host a value is a [`tree`] (0.2.0's nodes, spans and shared
+//! buffers): `convert::value` builds and checks trees, and `words` packs a
+//! tree into the latest encoding's words and unpacks it, at the boundary.
 
 mod adapt;
 mod calls;
 mod flat;
 pub mod spans;
+pub mod words;
 
 pub mod v0_1_0 {
     wasmtime::component::bindgen!({
@@ -27,16 +33,28 @@ pub mod v0_2_0 {
     });
 }
 
+pub mod v0_3_0 {
+    wasmtime::component::bindgen!({
+        path: "../wit/since_v0.3.0",
+        world: "pulumi:provider/provider",
+        imports: { default: async | trappable },
+        exports: { default: async },
+    });
+}
+
 pub use calls::{Guest, Provider, ProviderPre};
 pub use flat::{flat_to_nodes, nodes_into_flat};
 pub use latest::exports::pulumi::provider::resource_provider as rp;
 pub use latest::pulumi::provider::types;
-pub use v0_2_0 as latest;
+/// A value as the host builds and checks it: 0.2.0's nodes, whose spans
+/// point into shared buffers (see the module's comment).
+pub use v0_2_0::pulumi::provider::types as tree;
+pub use v0_3_0 as latest;
 /// The version of `latest`, for messages about components built against another.
-pub const CONTRACT: &str = "0.2.0";
+pub const CONTRACT: &str = "0.3.0";
 /// Strings this long or longer get their own `str.long` in a value the host
 /// writes, moved instead of copied into the value's shared `text` (see
 /// `types.wit`). The SDK uses the same length.
 pub const LONG_STRING: usize = 1 << 10;
 /// Every version this host serves, newest first.
-pub const CONTRACTS: [&str; 2] = ["0.2.0", "0.1.0"];
+pub const CONTRACTS: [&str; 3] = ["0.3.0", "0.2.0", "0.1.0"];

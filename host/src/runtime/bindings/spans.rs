@@ -3,7 +3,7 @@
 //! (from the wire, and validation) and `flat` (for 0.1.0 components).
 
 use super::LONG_STRING;
-use super::types::{Span, Str};
+use super::tree::{Span, Str};
 
 /// Where a span that cannot be expressed points: past any buffer, so that
 /// the value's validation refuses it.

@@ -205,67 +205,92 @@ impl Provider for Hostile {
     }
 }
 
-/// A WIT value, as given (no checks: that is the point). Strings, keys and
-/// child lists go into the value's shared buffers through the helpers.
+/// A WIT value, as given (no checks: that is the point): nodes as their
+/// three words (wit/README.md lists the kinds); strings, keys and child
+/// lists go into the value's shared buffers through the helpers.
 #[derive(Default)]
 struct RawValue {
-    nodes: Vec<t::Node>,
+    nodes: Vec<u32>,
     items: Vec<u32>,
-    fields: Vec<(t::Span, u32)>,
+    fields: Vec<u32>,
+    extra: Vec<u32>,
     text: String,
+    long: Vec<String>,
 }
 
-fn span(start: usize, len: usize) -> t::Span {
-    t::Span { start: start as u32, len: len as u32 }
+type Node = [u32; 3];
+const NULL: Node = [0, 0, 0];
+const STRING: u32 = 3;
+const LONG_STRING: u32 = 4;
+const ARRAY: u32 = 6;
+const OBJECT: u32 = 7;
+const ARCHIVE: u32 = 11;
+
+fn number(n: f64) -> Node {
+    let bits = n.to_bits();
+    [2, bits as u32, (bits >> 32) as u32]
 }
 
 impl RawValue {
-    fn text(&mut self, s: &str) -> t::Span {
+    fn set(&mut self, nodes: &[Node]) {
+        self.nodes = nodes.concat();
+    }
+
+    fn push(&mut self, node: Node) {
+        self.nodes.extend(node);
+    }
+
+    fn text(&mut self, s: &str) -> [u32; 2] {
         self.text.push_str(s);
-        span(self.text.len() - s.len(), s.len())
+        [(self.text.len() - s.len()) as u32, s.len() as u32]
     }
 
-    fn string(&mut self, s: &str) -> t::Node {
-        t::Node::String(t::Str::Short(self.text(s)))
+    fn string(&mut self, s: &str) -> Node {
+        let [start, len] = self.text(s);
+        [STRING, start, len]
     }
 
-    fn array(&mut self, children: &[u32]) -> t::Node {
+    fn array(&mut self, children: &[u32]) -> Node {
         self.items.extend_from_slice(children);
-        t::Node::Array(span(self.items.len() - children.len(), children.len()))
+        [ARRAY, (self.items.len() - children.len()) as u32, children.len() as u32]
     }
 
-    fn pairs(&mut self, pairs: &[(&str, u32)]) -> t::Span {
+    /// The pairs' place in `fields`: their first and their count.
+    fn pairs(&mut self, pairs: &[(&str, u32)]) -> [u32; 2] {
         for (k, c) in pairs {
-            let key = self.text(k);
-            self.fields.push((key, *c));
+            let [start, len] = self.text(k);
+            self.fields.extend([start, len, *c]);
         }
-        span(self.fields.len() - pairs.len(), pairs.len())
+        [(self.fields.len() / 3 - pairs.len()) as u32, pairs.len() as u32]
     }
 
-    fn object(&mut self, pairs: &[(&str, u32)]) -> t::Node {
-        t::Node::Object(self.pairs(pairs))
+    fn object(&mut self, pairs: &[(&str, u32)]) -> Node {
+        let [start, count] = self.pairs(pairs);
+        [OBJECT, start, count]
     }
 
     fn value(self) -> t::Value {
-        t::Value { nodes: self.nodes, items: self.items, fields: self.fields, text: self.text }
+        let RawValue { nodes, items, fields, extra, text, long } = self;
+        t::Value { nodes, items, fields, extra, text, long, blobs: vec![] }
     }
 }
 
 fn args_of(req: &rp::InvokeRequest) -> PropertyMap {
     // Decode the (well-formed) request the host sent: the root object's plain scalars.
     let v = &req.args;
-    let text = |s: t::Span| v.text.get(s.start as usize..(s.start + s.len) as usize).unwrap_or_default();
+    let text = |start: u32, len: u32| v.text.get(start as usize..(start + len) as usize).unwrap_or_default();
+    let node = |i: u32| v.nodes.get(i as usize * 3..i as usize * 3 + 3);
     let mut m = PropertyMap::new();
-    if let Some(t::Node::Object(f)) = v.nodes.first() {
-        for (k, i) in v.fields.get(f.start as usize..(f.start + f.len) as usize).unwrap_or_default() {
-            let v = match v.nodes.get(*i as usize) {
-                Some(t::Node::String(t::Str::Short(s))) => Value::from(text(*s)),
-                Some(t::Node::String(t::Str::Long(s))) => Value::from(s.as_str()),
-                Some(t::Node::Number(n)) => Value::from(*n),
-                Some(t::Node::Bool(b)) => Value::from(*b),
+    if let Some(&[OBJECT, first, count]) = node(0) {
+        for f in v.fields.get(first as usize * 3..(first + count) as usize * 3).unwrap_or_default().chunks(3) {
+            let v = match node(f[2]) {
+                Some(&[STRING, start, len]) => Value::from(text(start, len)),
+                Some(&[LONG_STRING, i, _]) => Value::from(v.long[i as usize].as_str()),
+                Some(&[2, lo, hi]) => Value::from(f64::from_bits(u64::from(lo) | (u64::from(hi) << 32))),
+                Some(&[1, b, _]) => Value::from(b == 1),
                 _ => continue,
             };
-            m.insert(text(*k).to_owned(), v);
+            m.insert(text(f[0], f[1]).to_owned(), v);
         }
     }
     m
@@ -279,17 +304,18 @@ fn huge(args: &PropertyMap) -> Result<rp::InvokeResponse, t::Error> {
         "string" => {
             let data = String::from_utf8(vec![b'x'; bytes]).map_err(|_| t::Error::Failed("not utf-8".into()))?;
             let root = r.object(&[("data", 1)]);
-            r.nodes = vec![root, t::Node::String(t::Str::Long(data))];
+            r.long.push(data);
+            r.set(&[root, [LONG_STRING, 0, 0]]);
         }
         "nodes" => {
-            // ~40 guest bytes per element (the node plus its index in `items`).
-            let n = (bytes / 40).max(1) as u32;
-            r.nodes.reserve(n as usize + 2);
+            // 16 guest bytes per element (its three words plus its index in `items`).
+            let n = (bytes / 16).max(1) as u32;
+            r.nodes.reserve(n as usize * 3 + 6);
             let node = r.object(&[("data", 1)]);
-            r.nodes.push(node);
+            r.push(node);
             r.items = (2..n + 2).collect();
-            r.nodes.push(t::Node::Array(span(0, n as usize)));
-            r.nodes.extend((0..n).map(|_| t::Node::Null));
+            r.push([ARRAY, 0, n]);
+            r.nodes.resize(r.nodes.len() + n as usize * 3, 0);
         }
         other => return Err(t::Error::InvalidArgument(format!("unknown shape {other:?}"))),
     }
@@ -309,56 +335,103 @@ fn huge(args: &PropertyMap) -> Result<rp::InvokeResponse, t::Error> {
 /// - `archiveMember`: an archive whose member is a number, not an asset or archive;
 /// - `textPastEnd`, `splitCharacter`: a string whose span runs past the
 ///   text, or ends inside a character; `itemsPastEnd`: an array whose
-///   children run past `items`; `fieldsPastEnd`: the same for an object.
+///   children run past `items`; `fieldsPastEnd`: the same for an object;
+/// - and the words' own: `raggedNodes` (a node short of its three words),
+///   `badKind` (a kind that does not exist), `sharedLong` (two nodes with
+///   one long string: a megabyte that would count twice), `extraBehind`
+///   (two archives with the same operands in `extra`).
 pub fn malformed(kind: &str, depth: u32) -> Option<t::Value> {
-    use t::Node as N;
     let mut r = RawValue::default();
     match kind {
-        "cycle" => r.nodes = vec![r.object(&[("a", 0)])],
-        "backwards" => r.nodes = vec![r.object(&[("a", 2)]), N::Null, N::Secret(1)],
-        "shared" => r.nodes = vec![r.object(&[("a", 1), ("b", 1)]), r.string("twice")],
+        "cycle" => {
+            let root = r.object(&[("a", 0)]);
+            r.set(&[root]);
+        }
+        "backwards" => {
+            let root = r.object(&[("a", 2)]);
+            r.set(&[root, NULL, [8, 1, 0]]);
+        }
+        "shared" => {
+            let (root, twice) = (r.object(&[("a", 1), ("b", 1)]), r.string("twice"));
+            r.set(&[root, twice]);
+        }
         "laughs" => {
             let node = r.object(&[("lol", 1)]);
-            r.nodes.push(node);
+            r.push(node);
             for i in 1..64u32 {
                 let node = r.array(&[i + 1, i + 1]);
-                r.nodes.push(node);
+                r.push(node);
             }
             let node = r.string("lol");
-            r.nodes.push(node);
+            r.push(node);
         }
-        "outOfRange" => r.nodes = vec![r.object(&[("a", 99)])],
-        "maxIndex" => r.nodes = vec![r.object(&[("a", u32::MAX)])],
+        "outOfRange" => {
+            let root = r.object(&[("a", 99)]);
+            r.set(&[root]);
+        }
+        "maxIndex" => {
+            let root = r.object(&[("a", u32::MAX)]);
+            r.set(&[root]);
+        }
         "deep" => {
             let depth = depth.max(2);
-            r.nodes.reserve(depth as usize + 1);
+            r.nodes.reserve(depth as usize * 3 + 3);
             let node = r.object(&[("deep", 1)]);
-            r.nodes.push(node);
+            r.push(node);
             for i in 1..depth {
                 let node = r.array(&[i + 1]);
-                r.nodes.push(node);
+                r.push(node);
             }
-            r.nodes.push(N::Null);
+            r.push(NULL);
         }
-        "rootNotObject" => r.nodes = vec![r.string("not an object")],
+        "rootNotObject" => {
+            let root = r.string("not an object");
+            r.set(&[root]);
+        }
         "empty" => {}
-        "duplicateKeys" => r.nodes = vec![r.object(&[("a", 1), ("a", 2)]), N::Null, N::Bool(true)],
+        "duplicateKeys" => {
+            let root = r.object(&[("a", 1), ("a", 2)]);
+            r.set(&[root, NULL, [1, 1, 0]]);
+        }
         "archiveMember" => {
-            let node = r.object(&[("archive", 1)]);
-            r.nodes.push(node);
-            let members = r.pairs(&[("m", 2)]);
-            r.nodes.push(N::Archive(t::Archive { hash: None, source: Some(t::ArchiveSource::Assets(members)) }));
-            r.nodes.push(N::Number(1.0));
+            let root = r.object(&[("archive", 1)]);
+            let [first, count] = r.pairs(&[("m", 2)]);
+            r.extra.extend([0, 0, 0, 5, first, count]);
+            r.set(&[root, [ARCHIVE, 0, 0], number(1.0)]);
         }
-        "textPastEnd" => r.nodes = vec![r.object(&[("a", 1)]), N::String(t::Str::Short(span(0, 1 << 20)))],
+        "textPastEnd" => {
+            let root = r.object(&[("a", 1)]);
+            r.set(&[root, [STRING, 0, 1 << 20]]);
+        }
         "splitCharacter" => {
-            let node = r.object(&[("a", 1)]);
-            r.nodes.push(node);
-            let e = r.text("é");
-            r.nodes.push(N::String(t::Str::Short(t::Span { start: e.start, len: 1 })));
+            let root = r.object(&[("a", 1)]);
+            let [start, _] = r.text("é");
+            r.set(&[root, [STRING, start, 1]]);
         }
-        "itemsPastEnd" => r.nodes = vec![r.object(&[("a", 1)]), N::Array(span(0, 2)), N::Null],
-        "fieldsPastEnd" => r.nodes = vec![N::Object(span(0, 1))],
+        "itemsPastEnd" => {
+            let root = r.object(&[("a", 1)]);
+            r.set(&[root, [ARRAY, 0, 2], NULL]);
+        }
+        "fieldsPastEnd" => r.set(&[[OBJECT, 0, 1]]),
+        "raggedNodes" => {
+            let root = r.object(&[("a", 1)]);
+            r.set(&[root, NULL]);
+            r.nodes.pop();
+        }
+        "badKind" => {
+            let root = r.object(&[("a", 1)]);
+            r.set(&[root, [99, 0, 0]]);
+        }
+        "sharedLong" => {
+            let root = r.object(&[("a", 1), ("b", 2)]);
+            r.long.push("x".repeat(1 << 20));
+            r.set(&[root, [LONG_STRING, 0, 0], [LONG_STRING, 0, 0]]);
+        }
+        "extraBehind" => {
+            let root = r.object(&[("a", 1), ("b", 2)]);
+            r.extra.extend([0, 0, 0, 3, 0, 1]);
+            r.set(&[root, [ARCHIVE, 0, 0], [ARCHIVE, 0, 0]]);
+        }
         _ => return None,
     }
     Some(r.value())
@@ -468,7 +541,7 @@ mod tests {
         ] {
             assert!(malformed(kind, 0).is_some(), "{kind}");
         }
-        assert_eq!(malformed("deep", 10).unwrap().nodes.len(), 11);
+        assert_eq!(malformed("deep", 10).unwrap().nodes.len(), 33);
         assert!(malformed("nope", 0).is_none());
     }
 
@@ -477,10 +550,10 @@ mod tests {
         let mut args = RawValue::default();
         let root = args.object(&[("mb", 1), ("shape", 2)]);
         let shape = args.string("nodes");
-        args.nodes = vec![root, t::Node::Number(1.0), shape];
+        args.set(&[root, number(1.0), shape]);
         let req = rp::InvokeRequest { token: "hostile:index:huge".into(), args: args.value(), preview: false };
         let resp = huge(&args_of(&req)).unwrap();
-        assert_eq!(resp.outputs.nodes.len(), ((1 << 20) / 40) + 2);
+        assert_eq!(resp.outputs.nodes.len(), ((1 << 20) / 16 + 2) * 3);
         let one = rp::InvokeRequest { token: String::new(), args: malformed("shared", 0).unwrap(), preview: false };
         assert_eq!(args_of(&one).get("a").and_then(Value::as_str), Some("twice"));
     }
