@@ -54,6 +54,8 @@ macro_rules! __value_codec {
         const ASSET_WORDS: usize = 6;
         const REFERENCE_WORDS: usize = 7;
         const OUTPUT_WORDS: usize = 4;
+        /// The counts that open a value's words: nodes, items, fields, extra.
+        const HEADER: usize = 4;
 
         /// Strings this long or longer go into `long`: moved, not copied
         /// into the shared text (the host uses the same length).
@@ -133,7 +135,8 @@ macro_rules! __value_codec {
                             self.value(inner);
                         }
                     }
-                    Value::Null | Value::Bool(_) | Value::Number(_) | Value::Bytes(_) | Value::Unknown(_) => {}
+                    Value::Bytes(b) => self.extra += 1 + b.len().div_ceil(4),
+                    Value::Null | Value::Bool(_) | Value::Number(_) | Value::Unknown(_) => {}
                 }
                 self.nodes += 1;
             }
@@ -169,51 +172,68 @@ macro_rules! __value_codec {
             }
         }
 
-        /// The value being written. Nodes are numbered in pre-order, and a
+        /// The value being written, into words sized by [`Sizes`]: each
+        /// section has a cursor. Nodes are numbered in pre-order, and a
         /// node's words of `extra` are written when it is numbered, before
         /// any child's, which keeps `extra` in node order as the contract asks.
         struct Encoder {
-            nodes: Vec<u32>,
-            items: Vec<u32>,
-            fields: Vec<u32>,
-            extra: Vec<u32>,
+            words: Vec<u32>,
             text: String,
             long: Vec<String>,
-            blobs: Vec<Vec<u8>>,
+            /// Where the items, fields and extra sections begin in `words`.
+            items_at: usize,
+            fields_at: usize,
+            extra_at: usize,
+            /// The next node's number, and the next free entry of each section.
+            node: usize,
+            item: usize,
+            field: usize,
+            extra: usize,
         }
 
         impl Encoder {
             fn with_sizes(s: &Sizes) -> Self {
+                let items_at = HEADER + 3 * s.nodes;
+                let fields_at = items_at + s.items;
+                let extra_at = fields_at + 3 * s.fields;
+                let mut words = vec![0; extra_at + s.extra];
+                words[..HEADER].copy_from_slice(&[s.nodes, s.items, s.fields, s.extra].map(|n| n as u32));
                 Encoder {
-                    nodes: Vec::with_capacity(s.nodes * 3),
-                    items: Vec::with_capacity(s.items),
-                    fields: Vec::with_capacity(s.fields * 3),
-                    extra: Vec::with_capacity(s.extra),
+                    words,
                     text: String::with_capacity(s.text),
                     long: Vec::new(),
-                    blobs: Vec::new(),
+                    items_at,
+                    fields_at,
+                    extra_at,
+                    node: 0,
+                    item: 0,
+                    field: 0,
+                    extra: 0,
                 }
             }
 
             fn into_value(self) -> w::Value {
-                let Encoder { nodes, items, fields, extra, text, long, blobs } = self;
-                w::Value { nodes, items, fields, extra, text, long, blobs }
+                debug_assert_eq!(self.extra_at + self.extra, self.words.len(), "Sizes counted every word");
+                w::Value { words: self.words, text: self.text, long: self.long }
             }
 
             /// The next node's number; the node is null until [`Encoder::set`].
             fn reserve(&mut self) -> u32 {
-                self.nodes.extend([NULL, 0, 0]);
-                (self.nodes.len() / 3 - 1) as u32
+                self.node += 1;
+                (self.node - 1) as u32
             }
 
             fn set(&mut self, at: u32, kind: u32, a: u32, b: u32) {
-                let i = at as usize * 3;
-                self.nodes[i..i + 3].copy_from_slice(&[kind, a, b]);
+                let i = HEADER + at as usize * 3;
+                self.words[i..i + 3].copy_from_slice(&[kind, a, b]);
             }
 
-            /// Where this node's operands in `extra` begin.
-            fn extra_at(&self) -> u32 {
-                self.extra.len() as u32
+            /// Appends a node's operands to extra; where they start.
+            fn put_extra(&mut self, operands: &[u32]) -> u32 {
+                let at = self.extra_at + self.extra;
+                self.words[at..at + operands.len()].copy_from_slice(operands);
+                self.extra += operands.len();
+                (self.extra - operands.len()) as u32
             }
 
             fn text(&mut self, s: &str) -> [u32; 2] {
@@ -260,17 +280,23 @@ macro_rules! __value_codec {
                         self.set(at, kind, a, b)
                     }
                     Value::Bytes(b) => {
-                        self.blobs.push(b);
-                        self.set(at, BYTES, self.blobs.len() as u32 - 1, 0)
+                        // The length, then the bytes four to a word, little-endian.
+                        let e = self.put_extra(&[b.len() as u32]);
+                        for c in b.chunks(4) {
+                            let mut word = [0; 4];
+                            word[..c.len()].copy_from_slice(c);
+                            self.put_extra(&[u32::from_le_bytes(word)]);
+                        }
+                        self.set(at, BYTES, e, 0)
                     }
                     Value::Array(a) => {
                         // The array's children are one span of `items`, taken before
                         // any of them pushes children of its own.
-                        let (start, count) = (self.items.len(), a.len());
-                        self.items.resize(start + count, 0);
+                        let (start, count) = (self.item, a.len());
+                        self.item += count;
                         for (j, c) in a.into_iter().enumerate() {
                             let child = self.push(c);
-                            self.items[start + j] = child;
+                            self.words[self.items_at + start + j] = child;
                         }
                         self.set(at, ARRAY, start as u32, count as u32)
                     }
@@ -283,7 +309,6 @@ macro_rules! __value_codec {
                     }
                     Value::Unknown(k) => self.set(at, UNKNOWN, unknown_out(k), 0),
                     Value::ResourceRef(r) => {
-                        let e = self.extra_at();
                         let [u, ul] = self.text(&r.urn);
                         let (id, [x, y]) = match r.id {
                             None => (ID_NONE, [0, 0]),
@@ -291,35 +316,42 @@ macro_rules! __value_codec {
                             Some(RefId::Unknown) => (ID_UNKNOWN, [0, 0]),
                         };
                         let [p, pl] = self.text(&r.package_version);
-                        self.extra.extend([u, ul, id, x, y, p, pl]);
+                        let e = self.put_extra(&[u, ul, id, x, y, p, pl]);
                         self.set(at, REFERENCE, e, 0)
                     }
                     Value::Output(o) => {
                         // This node's operands first; the value's node number once pushed.
-                        let e = self.extra_at() as usize;
                         let present = o.value.is_some() as u32;
-                        self.extra.extend([present, 0, o.secret as u32, o.dependencies.len() as u32]);
+                        let e = self.put_extra(&[present, 0, o.secret as u32, o.dependencies.len() as u32]);
                         for d in &o.dependencies {
                             let span = self.text(d);
-                            self.extra.extend(span);
+                            self.put_extra(&span);
                         }
                         if let Some(v) = o.value {
-                            self.extra[e + 1] = self.push(*v);
+                            let child = self.push(*v);
+                            self.words[self.extra_at + e as usize + 1] = child;
                         }
-                        self.set(at, OUTPUT, e as u32, 0)
+                        self.set(at, OUTPUT, e, 0)
                     }
                 }
                 at
             }
 
-            /// Keys first, so that the object's pairs are one span of `fields`.
+            /// Keys first, so that the object's pairs are one span of fields.
             fn keys<'k>(&mut self, keys: impl ExactSizeIterator<Item = &'k String>) -> (usize, usize) {
-                let (start, count) = (self.fields.len() / 3, keys.len());
-                for k in keys {
+                let (start, count) = (self.field, keys.len());
+                for (j, k) in keys.enumerate() {
                     let [s, l] = self.text(k);
-                    self.fields.extend([s, l, 0]);
+                    let at = self.fields_at + 3 * (start + j);
+                    self.words[at] = s;
+                    self.words[at + 1] = l;
                 }
+                self.field += count;
                 (start, count)
+            }
+
+            fn set_child(&mut self, field: usize, child: u32) {
+                self.words[self.fields_at + 3 * field + 2] = child;
             }
 
             fn push_object(&mut self, m: PropertyMap) -> u32 {
@@ -327,14 +359,13 @@ macro_rules! __value_codec {
                 let (start, count) = self.keys(m.keys());
                 for (j, v) in m.into_values().enumerate() {
                     let child = self.push(v);
-                    self.fields[(start + j) * 3 + 2] = child;
+                    self.set_child(start + j, child);
                 }
                 self.set(at, OBJECT, start as u32, count as u32);
                 at
             }
 
             fn asset(&mut self, at: u32, a: Asset) {
-                let e = self.extra_at();
                 let [h, hs, hl] = self.hash(a.hash);
                 let (source, [x, y]) = match a.source {
                     None => (SOURCE_NONE, [0, 0]),
@@ -345,12 +376,11 @@ macro_rules! __value_codec {
                     Some(AssetSource::Path(p)) => (SOURCE_PATH, self.text(&p)),
                     Some(AssetSource::Uri(u)) => (SOURCE_URI, self.text(&u)),
                 };
-                self.extra.extend([h, hs, hl, source, x, y]);
+                let e = self.put_extra(&[h, hs, hl, source, x, y]);
                 self.set(at, ASSET, e, 0)
             }
 
             fn archive(&mut self, at: u32, a: Archive) {
-                let e = self.extra_at();
                 let [h, hs, hl] = self.hash(a.hash);
                 let mut members = None;
                 let (source, [x, y]) = match a.source {
@@ -363,7 +393,7 @@ macro_rules! __value_codec {
                         (SOURCE_ASSETS, [start as u32, count as u32])
                     }
                 };
-                self.extra.extend([h, hs, hl, source, x, y]);
+                let e = self.put_extra(&[h, hs, hl, source, x, y]);
                 self.set(at, ARCHIVE, e, 0);
                 // The members after the archive's own operands: they come later in node order.
                 if let Some((start, m)) = members {
@@ -373,7 +403,7 @@ macro_rules! __value_codec {
                             ArchiveMember::Asset(a) => self.asset(child, a),
                             ArchiveMember::Archive(a) => self.archive(child, a),
                         }
-                        self.fields[(start + j) * 3 + 2] = child;
+                        self.set_child(start + j, child);
                     }
                 }
             }
@@ -403,21 +433,28 @@ macro_rules! __value_codec {
         }
 
         /// Rebuilds the tree. The host validates what it sends; the checks here only
-        /// keep a bad index or span from panicking the guest.
+        /// keep a bad index, span or count from panicking the guest.
         #[inline(never)]
         pub fn decode(v: w::Value) -> Result<Value, String> {
-            if v.nodes.len() < 3 {
-                return Err("empty value".into());
+            let Some(&[n, i, f, e]) = v.words.get(..HEADER) else { return Err("no counts".into()) };
+            let [n, i, f, e] = [n, i, f, e].map(|c| c as usize);
+            let items_at = HEADER.saturating_add(n.saturating_mul(3));
+            let fields_at = items_at.saturating_add(i);
+            let extra_at = fields_at.saturating_add(f.saturating_mul(3));
+            if n == 0 || extra_at.saturating_add(e) != v.words.len() {
+                return Err(format!(
+                    "{n} nodes, {i} items, {f} fields and {e} words of extra in {} words",
+                    v.words.len()
+                ));
             }
             let mut d = Decoder {
-                used: vec![false; v.nodes.len() / 3],
-                nodes: v.nodes,
-                items: v.items,
-                fields: v.fields,
-                extra: v.extra,
+                used: vec![false; n],
+                words: v.words,
+                items: items_at..fields_at,
+                fields: fields_at..extra_at,
+                extra: extra_at,
                 text: v.text,
                 long: v.long.into_iter().map(Some).collect(),
-                blobs: v.blobs.into_iter().map(Some).collect(),
             };
             d.take(0, None)
         }
@@ -432,13 +469,13 @@ macro_rules! __value_codec {
         struct Decoder {
             /// Nodes already taken: each may be taken once.
             used: Vec<bool>,
-            nodes: Vec<u32>,
-            items: Vec<u32>,
-            fields: Vec<u32>,
-            extra: Vec<u32>,
+            words: Vec<u32>,
+            /// Where the items and fields sections are in `words`, and where extra begins.
+            items: ::std::ops::Range<usize>,
+            fields: ::std::ops::Range<usize>,
+            extra: usize,
             text: String,
             long: Vec<Option<String>>,
-            blobs: Vec<Option<Vec<u8>>>,
         }
 
         fn range(start: u32, len: u32) -> ::std::ops::Range<usize> {
@@ -461,20 +498,24 @@ macro_rules! __value_codec {
                     .ok_or_else(|| format!("long string {i} is missing"))
             }
 
+            /// `n` words of extra from `at`.
             fn extra(&self, at: u32, n: usize) -> Result<&[u32], String> {
-                self.extra.get(range(at, n as u32)).ok_or_else(|| format!("bad extra offset {at}"))
+                let start = self.extra.saturating_add(at as usize);
+                self.words.get(start..start.saturating_add(n)).ok_or_else(|| format!("bad extra offset {at}"))
             }
 
             fn hash(&self, w: &[u32]) -> Result<Option<String>, String> {
                 if w[0] == 1 { self.str(w[1], w[2]).map(Some) } else { Ok(None) }
             }
 
-            /// The (key, child) pairs of `count` fields from `start`.
-            fn pairs(&self, start: u32, count: u32) -> Result<&[u32], String> {
+            /// The words of `count` fields from `start`: (key start, key length, child) each.
+            fn pairs(&self, start: u32, count: u32) -> Result<::std::ops::Range<usize>, String> {
                 let r = range(start, count);
-                self.fields
-                    .get(r.start.saturating_mul(3)..r.end.saturating_mul(3))
-                    .ok_or_else(|| format!("bad fields span {start}+{count}"))
+                let (from, to) = (r.start.saturating_mul(3), r.end.saturating_mul(3));
+                if to > self.fields.len() {
+                    return Err(format!("bad fields span {start}+{count}"));
+                }
+                Ok(self.fields.start + from..self.fields.start + to)
             }
 
             fn take(&mut self, at: u32, parent: Option<u32>) -> Result<Value, String> {
@@ -485,8 +526,8 @@ macro_rules! __value_codec {
                     Some(used) if !*used => *used = true,
                     _ => return Err(format!("node {at} is missing or used twice")),
                 }
-                let i = at as usize * 3;
-                let (kind, a, b) = (self.nodes[i], self.nodes[i + 1], self.nodes[i + 2]);
+                let i = HEADER + at as usize * 3;
+                let (kind, a, b) = (self.words[i], self.words[i + 1], self.words[i + 2]);
                 let me = Some(at);
                 Ok(match kind {
                     NULL => Value::Null,
@@ -494,23 +535,28 @@ macro_rules! __value_codec {
                     NUMBER => Value::Number(f64::from_bits(u64::from(a) | (u64::from(b) << 32))),
                     STRING => Value::String(self.str(a, b)?),
                     LONG_STRING => Value::String(self.long(a)?),
-                    BYTES => Value::Bytes(
-                        self.blobs.get_mut(a as usize).and_then(Option::take).ok_or("a byte string is missing")?,
-                    ),
+                    BYTES => {
+                        let len = self.extra(a, 1)?[0] as usize;
+                        let words = self.extra(a.saturating_add(1), len.div_ceil(4))?;
+                        let mut bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+                        bytes.truncate(len);
+                        Value::Bytes(bytes)
+                    }
                     ARRAY => {
                         let r = range(a, b);
-                        if self.items.get(r.clone()).is_none() {
+                        if r.end > self.items.len() {
                             return Err(format!("bad items span {a}+{b}"));
                         }
-                        Value::Array(r.map(|j| self.take(self.items[j], me)).collect::<Result<_, _>>()?)
+                        let base = self.items.start;
+                        Value::Array(r.map(|j| self.take(self.words[base + j], me)).collect::<Result<_, _>>()?)
                     }
                     OBJECT => {
-                        let n = self.pairs(a, b)?.len();
+                        let r = self.pairs(a, b)?;
                         // One pass into one list; collecting it into the map
                         // sorts the keys, whatever order they came in.
-                        let mut entries = Vec::with_capacity(n / 3);
-                        for j in (a as usize * 3..a as usize * 3 + n).step_by(3) {
-                            let (ks, kl, child) = (self.fields[j], self.fields[j + 1], self.fields[j + 2]);
+                        let mut entries = Vec::with_capacity(r.len() / 3);
+                        for j in r.step_by(3) {
+                            let (ks, kl, child) = (self.words[j], self.words[j + 1], self.words[j + 2]);
                             entries.push((self.str(ks, kl)?, self.take(child, me)?));
                         }
                         Value::Object(entries.into_iter().collect())
@@ -535,7 +581,8 @@ macro_rules! __value_codec {
                     OUTPUT => {
                         let w = self.extra(a, OUTPUT_WORDS)?;
                         let (present, child, secret, count) = (w[0] == 1, w[1], w[2] == 1, w[3]);
-                        let deps = self.extra(a + OUTPUT_WORDS as u32, count as usize * 2)?;
+                        let deps =
+                            self.extra(a.saturating_add(OUTPUT_WORDS as u32), (count as usize).saturating_mul(2))?;
                         let dependencies =
                             deps.chunks_exact(2).map(|d| self.str(d[0], d[1])).collect::<Result<_, _>>()?;
                         let value = if present { Some(Box::new(self.take(child, me)?)) } else { None };
@@ -567,11 +614,10 @@ macro_rules! __value_codec {
                     SOURCE_PATH => Some(ArchiveSource::Path(self.str(x, y)?)),
                     SOURCE_URI => Some(ArchiveSource::Uri(self.str(x, y)?)),
                     SOURCE_ASSETS => {
-                        let pairs = self.pairs(x, y)?.to_vec();
                         let mut out = ::std::collections::BTreeMap::new();
-                        for f in pairs.chunks_exact(3) {
-                            let name = self.str(f[0], f[1])?;
-                            let member = match self.take(f[2], Some(at))? {
+                        for j in self.pairs(x, y)?.step_by(3) {
+                            let name = self.str(self.words[j], self.words[j + 1])?;
+                            let member = match self.take(self.words[j + 2], Some(at))? {
                                 Value::Asset(a) => ArchiveMember::Asset(a),
                                 Value::Archive(a) => ArchiveMember::Archive(a),
                                 other => return Err(format!("archive member {name} is a {}", other.kind_name())),
@@ -674,44 +720,33 @@ mod tests {
             "long-asset" => Asset::text("x".repeat(4096)),
         };
         let wire = encode_map(&m);
-        let node = |n: usize| &wire.nodes[n * 3..n * 3 + 3];
-        for i in 0..wire.nodes.len() / 3 {
-            let [kind, a, b] = node(i).try_into().unwrap();
+        let w = &wire.words;
+        let [n, i, f, e] = [w[0], w[1], w[2], w[3]].map(|c| c as usize);
+        assert_eq!(w.len(), 4 + 3 * n + i + 3 * f + e, "the counts add up, and sizing was exact");
+        assert_eq!(w.capacity(), w.len(), "one allocation");
+        let (items, fields) = (4 + 3 * n, 4 + 3 * n + i);
+        for at in 0..n {
+            let [kind, a, b] = w[4 + 3 * at..7 + 3 * at].try_into().unwrap();
             let children: Vec<u32> = match kind {
-                6 => wire.items[a as usize..(a + b) as usize].to_vec(),
-                7 => wire.fields[a as usize * 3..(a + b) as usize * 3].chunks(3).map(|f| f[2]).collect(),
+                6 => w[items + a as usize..items + (a + b) as usize].to_vec(),
+                7 => w[fields + 3 * a as usize..fields + 3 * (a + b) as usize].chunks(3).map(|f| f[2]).collect(),
                 8 => vec![a],
                 _ => vec![],
             };
-            assert!(children.iter().all(|c| *c as usize > i), "pre-order violated at {i}");
+            assert!(children.iter().all(|c| *c as usize > at), "pre-order violated at {at}");
         }
-        let long_strings = (0..wire.nodes.len() / 3).filter(|&i| node(i)[0] == 4).count();
+        let long_strings = (0..n).filter(|&at| w[4 + 3 * at] == 4).count();
         assert_eq!((long_strings, wire.long.len()), (1, 2), "strings of 1 KiB and more move whole, asset text too");
-        assert_eq!(wire.blobs, vec![vec![0xff, 0x00]]);
-        // Sized up front: every buffer allocated once, at its final length.
-        let sizes = [
-            wire.nodes.capacity(),
-            wire.items.capacity(),
-            wire.fields.capacity(),
-            wire.extra.capacity(),
-            wire.text.capacity(),
-        ];
-        assert_eq!(sizes, [wire.nodes.len(), wire.items.len(), wire.fields.len(), wire.extra.len(), wire.text.len()]);
+        assert_eq!(wire.text.capacity(), wire.text.len());
         assert_eq!(decode_map(wire).unwrap(), m);
     }
 
-    /// A value of `nodes` (three words each) over the same two fields, `k`
-    /// then a key past the text, both naming node 1.
+    /// A value of `nodes` over the same two fields, `k` then a key past the
+    /// text, both naming node 1; counts that add up.
     fn words(nodes: &[[u32; 3]], items: Vec<u32>, text: &str) -> w::Value {
-        w::Value {
-            nodes: nodes.concat(),
-            items,
-            fields: vec![0, 1, 1, 5, 1, 1],
-            extra: vec![],
-            text: text.into(),
-            long: vec![],
-            blobs: vec![],
-        }
+        let fields = [0, 1, 1, 5, 1, 1];
+        let counts = [nodes.len() as u32, items.len() as u32, 2, 0];
+        w::Value { words: [&counts[..], &nodes.concat(), &items, &fields].concat(), text: text.into(), long: vec![] }
     }
 
     #[test]
@@ -724,7 +759,7 @@ mod tests {
         let missing = words(&[[8, 7, 0]], vec![], "");
         assert!(decode(missing).is_err());
         assert!(decode(words(&[], vec![], "")).is_err());
-        // Spans past their buffer, or splitting a character.
+        // Spans past their section, or splitting a character.
         let past = words(&[[6, 0, 3], NULL], vec![1], "");
         assert!(decode(past).is_err());
         let split = words(&[[3, 0, 1]], vec![], "é");
@@ -733,10 +768,14 @@ mod tests {
         assert!(decode(key).is_err());
         let fields_past = words(&[[7, 1, u32::MAX], NULL], vec![], "k");
         assert!(decode(fields_past).is_err());
-        // Indices into long, blobs and extra that are not there; kinds that are not.
+        // Indices into long and extra that are not there; kinds that are not.
         for node in [[4, 0, 0], [5, 0, 0], [10, 0, 0], [11, 0, 0], [12, 0, 0], [13, 0, 0], [9, 7, 0], [14, 0, 0]] {
             assert!(decode(words(&[node], vec![], "")).is_err(), "{node:?}");
         }
+        // Counts that do not add up.
+        let mut wrong = words(&[NULL], vec![], "");
+        wrong.words[2] = 3;
+        assert!(decode(wrong).is_err());
         let fine = words(&[[7, 0, 1], NULL], vec![], "k");
         assert_eq!(decode_map(fine).unwrap(), crate::props! { "k" => Value::Null });
     }

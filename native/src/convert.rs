@@ -407,15 +407,11 @@ mod tests {
 
     #[test]
     fn bad_indices_and_spans_are_errors() {
-        // Nodes are three words (kind, two operands); fields three (key span, child).
-        let value = |nodes: &[[u32; 3]], fields: Vec<u32>| w::Value {
-            nodes: nodes.concat(),
-            items: Vec::new(),
-            fields,
-            extra: Vec::new(),
-            text: "ab".into(),
-            long: Vec::new(),
-            blobs: Vec::new(),
+        // The counts, then nodes of three words (kind, two operands) and
+        // fields of three (key span, child).
+        let value = |nodes: &[[u32; 3]], fields: Vec<u32>| {
+            let counts = [nodes.len() as u32, 0, fields.len() as u32 / 3, 0];
+            w::Value { words: [&counts[..], &nodes.concat(), &fields].concat(), text: "ab".into(), long: Vec::new() }
         };
         const NULL: [u32; 3] = [0, 0, 0];
         let cyclic = value(&[[7, 0, 1]], vec![0, 1, 0]);

@@ -473,7 +473,7 @@ async fn malformed_values_are_refused() {
         "splitCharacter",
         "itemsPastEnd",
         "fieldsPastEnd",
-        "raggedNodes",
+        "badCounts",
         "badKind",
         "sharedLong",
         "extraBehind",

@@ -651,7 +651,7 @@ pub fn wit_into_value(v: Words, opts: WireOptions, limits: Limits) -> Result<Wir
 /// The tree of a guest's words; the node count is checked first, so that
 /// too many nodes are refused before a tree of them is built.
 fn unpack(v: Words, limits: Limits) -> Result<Value, ConvertError> {
-    let count = v.nodes.len() / 3;
+    let count = words::node_count(&v);
     if count > limits.max_nodes {
         return Err(ConvertError::TooManyNodes { count, max: limits.max_nodes });
     }

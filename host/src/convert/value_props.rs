@@ -335,26 +335,23 @@ proptest! {
 }
 
 /// Any words at all: kinds in and just out of range, small operands (so
-/// they often land inside the other lists), any lengths.
+/// they often land inside the other sections), counts that mostly add up.
 fn hostile_words() -> impl Strategy<Value = Words> {
     let word = prop_oneof![3 => 0u32..16, 1 => any::<u32>()];
+    let triple = prop::array::uniform3(word.clone());
     (
-        vec(word.clone(), 0..30),
+        vec(triple.clone(), 0..10),
         vec(0u32..8, 0..8),
-        vec(word.clone(), 0..12),
-        vec(word, 0..16),
+        vec(triple, 0..4),
+        vec(word.clone(), 0..16),
+        prop::option::weighted(0.1, prop::array::uniform4(word)),
         "[a-zé€]{0,10}",
         vec("\\PC{0,3}", 0..3),
-        vec(vec(any::<u8>(), 0..4), 0..3),
     )
-        .prop_map(|(nodes, items, fields, extra, text, long, blobs)| Words {
-            nodes,
-            items,
-            fields,
-            extra,
-            text,
-            long,
-            blobs,
+        .prop_map(|(nodes, items, fields, extra, counts, text, long)| {
+            let counts = counts.unwrap_or([nodes.len(), items.len(), fields.len(), extra.len()].map(|n| n as u32));
+            let words = [&counts[..], &nodes.concat(), &items, &fields.concat(), &extra].concat();
+            Words { words, text, long }
         })
 }
 

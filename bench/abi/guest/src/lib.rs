@@ -52,18 +52,19 @@ impl Guest for Abi {
     }
 
     fn echo_words(v: words::Value) -> words::Value {
-        let tree = from_words(&v, 0);
-        let mut out = words::Value {
-            nodes: Vec::with_capacity(v.nodes.len()),
-            items: Vec::with_capacity(v.items.len()),
-            fields: Vec::with_capacity(v.fields.len()),
-            extra: Vec::new(),
+        let sections = Sections::of(&v.words);
+        let tree = from_words(&v, &sections, 0);
+        // The same tree comes back: the same counts, so the words are sized
+        // once and written in place, as the SDK's encoder sizes them first.
+        let mut out = Out {
+            words: vec![0; v.words.len()],
             text: String::with_capacity(v.text.len()),
-            long: Vec::new(),
-            blobs: Vec::new(),
+            at: sections,
+            next: [0; 3],
         };
+        out.words[..4].copy_from_slice(&v.words[..4]);
         to_words(&mut out, tree);
-        out
+        words::Value { words: out.words, text: out.text, long: Vec::new() }
     }
 }
 
@@ -162,66 +163,97 @@ fn to_flat(out: &mut flat::Value, v: V) -> u32 {
     at as u32
 }
 
-// 0.3.0: nodes are three words (kind, two operands), fields three (key span,
-// child); strings as in 0.2.0.
+// 0.3.0: four counts, then nodes of three words (kind, two operands),
+// items, fields of three (key span, child); strings as in 0.2.0.
 
-fn from_words(v: &words::Value, at: u32) -> V {
-    let i = at as usize * 3;
-    let Some(&[kind, a, b]) = v.nodes.get(i..i + 3) else { return V::Null };
+/// Where the nodes, items and fields sections begin in a value's words.
+#[derive(Clone, Copy)]
+struct Sections([usize; 3]);
+
+impl Sections {
+    fn of(words: &[u32]) -> Sections {
+        let count = |i: usize| words.get(i).copied().unwrap_or(0) as usize;
+        let items = 4 + 3 * count(0);
+        Sections([4, items, items + count(1)])
+    }
+}
+
+fn from_words(v: &words::Value, s: &Sections, at: u32) -> V {
+    let [nodes, items, fields] = s.0;
+    let i = nodes + at as usize * 3;
+    let Some(&[kind, a, b]) = v.words.get(i..i + 3) else { return V::Null };
     let text = |start: u32, len: u32| v.text.get(start as usize..(start + len) as usize).unwrap_or_default().to_owned();
+    let (a, b) = (a as usize, b as usize);
     match kind {
         1 => V::Bool(a == 1),
-        2 => V::Num(f64::from_bits(u64::from(a) | (u64::from(b) << 32))),
-        3 => V::Str(text(a, b)),
-        4 => V::Str(v.long.get(a as usize).cloned().unwrap_or_default()),
+        2 => V::Num(f64::from_bits(a as u64 | ((b as u64) << 32))),
+        3 => V::Str(text(a as u32, b as u32)),
+        4 => V::Str(v.long.get(a).cloned().unwrap_or_default()),
         6 => V::Arr(
-            v.items.get(a as usize..(a + b) as usize).unwrap_or_default().iter().map(|&c| from_words(v, c)).collect(),
+            v.words.get(items + a..items + a + b).unwrap_or_default().iter().map(|&c| from_words(v, s, c)).collect(),
         ),
         7 => {
-            let fields = v.fields.get(a as usize * 3..(a + b) as usize * 3).unwrap_or_default();
-            V::Obj(fields.chunks(3).map(|f| (text(f[0], f[1]), from_words(v, f[2]))).collect())
+            let pairs = v.words.get(fields + 3 * a..fields + 3 * (a + b)).unwrap_or_default();
+            V::Obj(pairs.chunks(3).map(|f| (text(f[0], f[1]), from_words(v, s, f[2]))).collect())
         }
         _ => V::Null,
     }
 }
 
-fn to_words(out: &mut words::Value, v: V) -> u32 {
-    let at = out.nodes.len();
-    out.nodes.extend([0, 0, 0]);
-    let text = |out: &mut words::Value, s: &str| {
-        out.text.push_str(s);
-        [(out.text.len() - s.len()) as u32, s.len() as u32]
-    };
+struct Out {
+    words: Vec<u32>,
+    text: String,
+    at: Sections,
+    /// The next node, item and field.
+    next: [usize; 3],
+}
+
+impl Out {
+    fn text(&mut self, s: &str) -> [u32; 2] {
+        self.text.push_str(s);
+        [(self.text.len() - s.len()) as u32, s.len() as u32]
+    }
+
+    /// `n` consecutive entries of section `k`; the first's number.
+    fn take(&mut self, k: usize, n: usize) -> usize {
+        self.next[k] += n;
+        self.next[k] - n
+    }
+}
+
+fn to_words(out: &mut Out, v: V) -> u32 {
+    let [nodes, items, fields] = out.at.0;
+    let at = out.take(0, 1);
     let node = match v {
         V::Null | V::Other(_) => [0, 0, 0],
         V::Bool(b) => [1, b as u32, 0],
         V::Num(n) => [2, n.to_bits() as u32, (n.to_bits() >> 32) as u32],
         // The inputs' strings are all short.
         V::Str(s) => {
-            let [start, len] = text(out, &s);
+            let [start, len] = out.text(&s);
             [3, start, len]
         }
-        V::Arr(items) => {
-            // Children's numbers in one span of `items`, taken before they push their own.
-            let (start, count) = (out.items.len(), items.len());
-            out.items.resize(start + count, 0);
-            for (j, c) in items.into_iter().enumerate() {
-                out.items[start + j] = to_words(out, c);
+        V::Arr(children) => {
+            // Children's numbers in one span of items, taken before they take their own.
+            let start = out.take(1, children.len());
+            let count = children.len();
+            for (j, c) in children.into_iter().enumerate() {
+                out.words[items + start + j] = to_words(out, c);
             }
             [6, start as u32, count as u32]
         }
-        V::Obj(fields) => {
-            let (start, count) = (out.fields.len() / 3, fields.len());
-            for k in fields.keys() {
-                let [s, l] = text(out, k);
-                out.fields.extend([s, l, 0]);
+        V::Obj(pairs) => {
+            let (start, count) = (out.take(2, pairs.len()), pairs.len());
+            for (j, k) in pairs.keys().enumerate() {
+                let [s, l] = out.text(k);
+                out.words[fields + 3 * (start + j)..fields + 3 * (start + j) + 2].copy_from_slice(&[s, l]);
             }
-            for (j, c) in fields.into_values().enumerate() {
-                out.fields[(start + j) * 3 + 2] = to_words(out, c);
+            for (j, c) in pairs.into_values().enumerate() {
+                out.words[fields + 3 * (start + j) + 2] = to_words(out, c);
             }
             [7, start as u32, count as u32]
         }
     };
-    out.nodes[at..at + 3].copy_from_slice(&node);
-    (at / 3) as u32
+    out.words[nodes + 3 * at..nodes + 3 * at + 3].copy_from_slice(&node);
+    at as u32
 }

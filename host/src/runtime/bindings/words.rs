@@ -2,9 +2,9 @@
 //! "Values as words"), to and from the host's [`tree`](super::tree).
 //!
 //! A tree and its words have the same nodes in the same order, and the same
-//! `text`, `items` and fields, so packing is one pass that moves every
-//! buffer and unpacking one pass that checks what words alone can get wrong
-//! (lengths, kinds, operands, indices into `long`, `blobs` and `extra`).
+//! `text`, items and fields, so packing is one pass that writes the words
+//! and unpacking one pass that checks what words alone can get wrong
+//! (counts, kinds, operands, indices into `long` and `extra`).
 //! Spans and the shape of the tree are checked afterwards on the tree, in
 //! `convert::value`, as for every value.
 //!
@@ -57,6 +57,8 @@ const ASSET_WORDS: usize = 6;
 const REFERENCE_WORDS: usize = 7;
 /// Value present, value node, secret, dependency count; then a span per dependency.
 const OUTPUT_WORDS: usize = 4;
+/// The counts that open `words`: nodes, items, fields, words of extra.
+const HEADER: usize = 4;
 
 const UNKNOWN_KINDS: [t::UnknownKind; 7] = [
     t::UnknownKind::Bool,
@@ -71,51 +73,73 @@ const UNKNOWN_KINDS: [t::UnknownKind; 7] = [
 /// What words alone got wrong, by node.
 #[derive(Debug, thiserror::Error)]
 pub enum WordsError {
-    #[error("the value's {list} has {len} words, not a multiple of 3")]
-    Ragged { list: &'static str, len: usize },
+    #[error("the value's words {0}")]
+    Counts(String),
     #[error("node {node}: {reason}")]
     Node { node: u32, reason: String },
     #[error("the value's extra has {left} words that no node uses")]
     ExtraLeft { left: usize },
-    #[error("the value's {list} has {left} entries that no node uses")]
-    Unused { list: &'static str, left: usize },
+    #[error("the value's long has {left} strings that no node uses")]
+    LongLeft { left: usize },
+}
+
+/// The number of nodes a value says it has (its first word), for limits
+/// checked before anything is unpacked.
+pub fn node_count(v: &w::Value) -> usize {
+    v.words.first().map_or(0, |&n| n as usize)
 }
 
 fn span(s: t::Span) -> [u32; 2] {
     [s.start, s.len]
 }
 
-/// A tree in words. Moves every buffer; only the node list is rewritten.
-pub fn pack(v: t::Value) -> w::Value {
-    let mut p = Packer { nodes: Vec::with_capacity(v.nodes.len() * 3), ..Packer::default() };
-    for node in v.nodes {
-        p.node(node);
+/// How many words of `extra` a node takes.
+fn extra_words(node: &t::Node) -> usize {
+    match node {
+        t::Node::Asset(_) | t::Node::Archive(_) => ASSET_WORDS,
+        t::Node::ResourceReference(_) => REFERENCE_WORDS,
+        t::Node::Output(o) => OUTPUT_WORDS + 2 * o.dependencies.len(),
+        t::Node::Bytes(b) => 1 + b.len().div_ceil(4),
+        _ => 0,
     }
-    let mut fields = Vec::with_capacity(v.fields.len() * 3);
-    for (key, child) in v.fields {
-        fields.extend([key.start, key.len, child]);
-    }
-    w::Value { nodes: p.nodes, items: v.items, fields, extra: p.extra, text: v.text, long: p.long, blobs: p.blobs }
 }
 
-#[derive(Default)]
+/// A tree in words: sized first, so the words are one allocation written in place.
+pub fn pack(v: t::Value) -> w::Value {
+    let (n, i, f) = (v.nodes.len(), v.items.len(), v.fields.len());
+    let e: usize = v.nodes.iter().map(extra_words).sum();
+    let mut words = vec![0; HEADER + 3 * n + i + 3 * f + e];
+    words[..HEADER].copy_from_slice(&[n as u32, i as u32, f as u32, e as u32]);
+    let items_at = HEADER + 3 * n;
+    let fields_at = items_at + i;
+    let extra_at = fields_at + 3 * f;
+    words[items_at..fields_at].copy_from_slice(&v.items);
+    for (j, (key, child)) in v.fields.into_iter().enumerate() {
+        words[fields_at + 3 * j..fields_at + 3 * j + 3].copy_from_slice(&[key.start, key.len, child]);
+    }
+    let mut p = Packer { words, extra_at, extra: extra_at, long: Vec::new() };
+    for (at, node) in v.nodes.into_iter().enumerate() {
+        let node = p.node(node);
+        p.words[HEADER + 3 * at..HEADER + 3 * at + 3].copy_from_slice(&node);
+    }
+    w::Value { words: p.words, text: v.text, long: p.long }
+}
+
 struct Packer {
-    nodes: Vec<u32>,
-    extra: Vec<u32>,
+    words: Vec<u32>,
+    /// Where extra begins in `words`, and where the next node's operands go.
+    extra_at: usize,
+    extra: usize,
     long: Vec<String>,
-    blobs: Vec<Vec<u8>>,
 }
 
 impl Packer {
-    fn put(&mut self, kind: u32, a: u32, b: u32) {
-        self.nodes.extend([kind, a, b]);
-    }
-
-    /// A node whose operands are in `extra`: its second word says where.
-    fn put_extra(&mut self, kind: u32, words: &[u32]) {
-        let at = self.extra.len() as u32;
-        self.extra.extend_from_slice(words);
-        self.put(kind, at, 0);
+    /// Appends a node's operands to extra; the node's words.
+    fn put_extra(&mut self, kind: u32, operands: &[u32]) -> [u32; 3] {
+        let at = (self.extra - self.extra_at) as u32;
+        self.words[self.extra..self.extra + operands.len()].copy_from_slice(operands);
+        self.extra += operands.len();
+        [kind, at, 0]
     }
 
     fn long(&mut self, s: String) -> u32 {
@@ -123,27 +147,31 @@ impl Packer {
         self.long.len() as u32 - 1
     }
 
-    fn node(&mut self, node: t::Node) {
+    fn node(&mut self, node: t::Node) -> [u32; 3] {
         match node {
-            t::Node::Null => self.put(kind::NULL, 0, 0),
-            t::Node::Bool(b) => self.put(kind::BOOL, b as u32, 0),
+            t::Node::Null => [kind::NULL, 0, 0],
+            t::Node::Bool(b) => [kind::BOOL, b as u32, 0],
             t::Node::Number(x) => {
                 let bits = x.to_bits();
-                self.put(kind::NUMBER, bits as u32, (bits >> 32) as u32)
+                [kind::NUMBER, bits as u32, (bits >> 32) as u32]
             }
-            t::Node::String(t::Str::Short(s)) => self.put(kind::STRING, s.start, s.len),
-            t::Node::String(t::Str::Long(s)) => {
-                let i = self.long(s);
-                self.put(kind::LONG_STRING, i, 0)
-            }
+            t::Node::String(t::Str::Short(s)) => [kind::STRING, s.start, s.len],
+            t::Node::String(t::Str::Long(s)) => [kind::LONG_STRING, self.long(s), 0],
             t::Node::Bytes(b) => {
-                self.blobs.push(b);
-                self.put(kind::BYTES, self.blobs.len() as u32 - 1, 0)
+                // The length, then the bytes four to a word, little-endian.
+                let mut operands = Vec::with_capacity(1 + b.len().div_ceil(4));
+                operands.push(b.len() as u32);
+                operands.extend(b.chunks(4).map(|c| {
+                    let mut word = [0; 4];
+                    word[..c.len()].copy_from_slice(c);
+                    u32::from_le_bytes(word)
+                }));
+                self.put_extra(kind::BYTES, &operands)
             }
-            t::Node::Array(s) => self.put(kind::ARRAY, s.start, s.len),
-            t::Node::Object(s) => self.put(kind::OBJECT, s.start, s.len),
-            t::Node::Secret(c) => self.put(kind::SECRET, c, 0),
-            t::Node::Unknown(k) => self.put(kind::UNKNOWN, k as u32, 0),
+            t::Node::Array(s) => [kind::ARRAY, s.start, s.len],
+            t::Node::Object(s) => [kind::OBJECT, s.start, s.len],
+            t::Node::Secret(c) => [kind::SECRET, c, 0],
+            t::Node::Unknown(k) => [kind::UNKNOWN, k as u32, 0],
             t::Node::Asset(a) => {
                 let (source, [x, y]) = match a.source {
                     None => (source::NONE, [0, 0]),
@@ -176,13 +204,11 @@ impl Packer {
                 self.put_extra(kind::REFERENCE, &[u, ul, id, x, y, v, vl])
             }
             t::Node::Output(o) => {
-                let at = self.extra.len() as u32;
+                let mut operands = Vec::with_capacity(OUTPUT_WORDS + 2 * o.dependencies.len());
                 let count = o.dependencies.len() as u32;
-                self.extra.extend([o.value.is_some() as u32, o.value.unwrap_or(0), o.secret as u32, count]);
-                for d in o.dependencies {
-                    self.extra.extend(span(d));
-                }
-                self.put(kind::OUTPUT, at, 0)
+                operands.extend([o.value.is_some() as u32, o.value.unwrap_or(0), o.secret as u32, count]);
+                operands.extend(o.dependencies.into_iter().flat_map(span));
+                self.put_extra(kind::OUTPUT, &operands)
             }
         }
     }
@@ -195,40 +221,43 @@ fn hash(h: Option<t::Span>) -> [u32; 3] {
     }
 }
 
-/// Words as a tree, checking what words alone can get wrong: lengths,
-/// kinds, flags, indices into `long` and `blobs` (each used by one node, so
-/// a guest cannot make one megabyte string count a thousand times), and
-/// `extra` (each node's operands right after the previous node's, and all
-/// of it used). Moves every buffer.
+/// Words as a tree, checking what words alone can get wrong: the counts,
+/// kinds, flags, indices into `long` (each used by one node, so a guest
+/// cannot make one megabyte string count a thousand times), and `extra`
+/// (each node's operands right after the previous node's, and all of it
+/// used).
 pub fn unpack(v: w::Value) -> Result<t::Value, WordsError> {
-    if !v.nodes.len().is_multiple_of(3) {
-        return Err(WordsError::Ragged { list: "nodes", len: v.nodes.len() });
-    }
-    if !v.fields.len().is_multiple_of(3) {
-        return Err(WordsError::Ragged { list: "fields", len: v.fields.len() });
-    }
-    let mut u = Unpacker {
-        extra: &v.extra,
-        at: 0,
-        long: v.long.into_iter().map(Some).collect(),
-        blobs: v.blobs.into_iter().map(Some).collect(),
-        node: 0,
+    let words = &v.words;
+    let Some(&[n, i, f, e]) = words.get(..HEADER) else {
+        return Err(WordsError::Counts(format!("are {}, fewer than the four counts", words.len())));
     };
-    let mut nodes = Vec::with_capacity(v.nodes.len() / 3);
-    for (n, words) in v.nodes.chunks_exact(3).enumerate() {
-        u.node = n as u32;
-        nodes.push(u.node_of(words[0], words[1], words[2])?);
+    // In u64: four counts near u32::MAX cannot wrap around to a small total.
+    let need = HEADER as u64 + 3 * u64::from(n) + u64::from(i) + 3 * u64::from(f) + u64::from(e);
+    if need != words.len() as u64 {
+        return Err(WordsError::Counts(format!(
+            "are {}, but {n} nodes, {i} items, {f} fields and {e} words of extra make {need}",
+            words.len()
+        )));
     }
-    if u.at != v.extra.len() {
-        return Err(WordsError::ExtraLeft { left: v.extra.len() - u.at });
+    let (n, i, f) = (n as usize, i as usize, f as usize);
+    let (nodes, rest) = words[HEADER..].split_at(3 * n);
+    let (items, rest) = rest.split_at(i);
+    let (fields, extra) = rest.split_at(3 * f);
+    let mut u = Unpacker { extra, at: 0, long: v.long.into_iter().map(Some).collect(), node: 0 };
+    let mut tree = Vec::with_capacity(n);
+    for (at, node) in nodes.chunks_exact(3).enumerate() {
+        u.node = at as u32;
+        tree.push(u.node_of(node[0], node[1], node[2])?);
     }
-    for (list, left) in [("long", u.long.iter().flatten().count()), ("blobs", u.blobs.iter().flatten().count())] {
-        if left > 0 {
-            return Err(WordsError::Unused { list, left });
-        }
+    if u.at != extra.len() {
+        return Err(WordsError::ExtraLeft { left: extra.len() - u.at });
     }
-    let fields = v.fields.chunks_exact(3).map(|f| (t::Span { start: f[0], len: f[1] }, f[2])).collect();
-    Ok(t::Value { nodes, items: v.items, fields, text: v.text })
+    let left = u.long.iter().flatten().count();
+    if left > 0 {
+        return Err(WordsError::LongLeft { left });
+    }
+    let fields = fields.chunks_exact(3).map(|f| (t::Span { start: f[0], len: f[1] }, f[2])).collect();
+    Ok(t::Value { nodes: tree, items: items.to_vec(), fields, text: v.text })
 }
 
 struct Unpacker<'a> {
@@ -236,7 +265,6 @@ struct Unpacker<'a> {
     /// Where the next node's operands in `extra` must start.
     at: usize,
     long: Vec<Option<String>>,
-    blobs: Vec<Option<Vec<u8>>>,
     node: u32,
 }
 
@@ -261,18 +289,28 @@ impl Unpacker<'_> {
         }
     }
 
-    /// This node's `n` words of `extra`, which must start at `at`.
-    fn extra(&mut self, at: u32, n: usize) -> Result<&[u32], WordsError> {
+    /// This node's operands in `extra`, which must start at `at`: the first
+    /// `n`, and with `more` the count of words after them that are its too.
+    fn extra(&mut self, at: u32, n: usize, more: impl Fn(&[u32]) -> usize) -> Result<&[u32], WordsError> {
         if at as usize != self.at {
             return self.bad(format!("its operands start at word {at} of extra, not at word {}", self.at));
         }
-        match self.extra.get(self.at..self.at + n) {
+        let Some(first) = self.extra.get(self.at..self.at + n) else {
+            return self.bad("its operands run past the end of extra");
+        };
+        // A count cannot promise more words than there are.
+        let all = n.saturating_add(more(first));
+        match self.extra.get(self.at..self.at.saturating_add(all)) {
             Some(words) => {
-                self.at += n;
+                self.at += all;
                 Ok(words)
             }
-            None => self.bad("its operands run past the end of extra"),
+            None => self.bad(format!("its {all} words of operands run past the end of extra")),
         }
+    }
+
+    fn fixed<const N: usize>(&mut self, at: u32) -> Result<[u32; N], WordsError> {
+        Ok(self.extra(at, N, |_| 0)?.try_into().expect("N words"))
     }
 
     fn hash(&self, w: &[u32]) -> Result<Option<t::Span>, WordsError> {
@@ -287,11 +325,13 @@ impl Unpacker<'_> {
             kind::NUMBER => t::Node::Number(f64::from_bits(u64::from(a) | (u64::from(b) << 32))),
             kind::STRING => t::Node::String(t::Str::Short(s)),
             kind::LONG_STRING => t::Node::String(t::Str::Long(self.long(a)?)),
-            kind::BYTES => match self.blobs.get_mut(a as usize).map(Option::take) {
-                Some(Some(b)) => t::Node::Bytes(b),
-                Some(None) => return self.bad(format!("byte string {a} is used by an earlier node too")),
-                None => return self.bad(format!("byte string {a} is past the end of blobs")),
-            },
+            kind::BYTES => {
+                let w = self.extra(a, 1, |w| (w[0] as usize).div_ceil(4))?;
+                let len = w[0] as usize;
+                let mut bytes: Vec<u8> = w[1..].iter().flat_map(|w| w.to_le_bytes()).collect();
+                bytes.truncate(len);
+                t::Node::Bytes(bytes)
+            }
             kind::ARRAY => t::Node::Array(s),
             kind::OBJECT => t::Node::Object(s),
             kind::SECRET => t::Node::Secret(a),
@@ -300,7 +340,7 @@ impl Unpacker<'_> {
                 None => return self.bad(format!("unknown kind {a} is not one of the 7")),
             },
             kind::ASSET => {
-                let w: [u32; ASSET_WORDS] = self.extra(a, ASSET_WORDS)?.try_into().expect("six words");
+                let w: [u32; ASSET_WORDS] = self.fixed(a)?;
                 let hash = self.hash(&w)?;
                 let s = t::Span { start: w[4], len: w[5] };
                 let source = match w[3] {
@@ -314,7 +354,7 @@ impl Unpacker<'_> {
                 t::Node::Asset(t::Asset { hash, source })
             }
             kind::ARCHIVE => {
-                let w: [u32; ASSET_WORDS] = self.extra(a, ASSET_WORDS)?.try_into().expect("six words");
+                let w: [u32; ASSET_WORDS] = self.fixed(a)?;
                 let hash = self.hash(&w)?;
                 let s = t::Span { start: w[4], len: w[5] };
                 let source = match w[3] {
@@ -327,7 +367,7 @@ impl Unpacker<'_> {
                 t::Node::Archive(t::Archive { hash, source })
             }
             kind::REFERENCE => {
-                let w: [u32; REFERENCE_WORDS] = self.extra(a, REFERENCE_WORDS)?.try_into().expect("seven words");
+                let w: [u32; REFERENCE_WORDS] = self.fixed(a)?;
                 let id = match w[2] {
                     id::NONE => None,
                     id::KNOWN => Some(t::ReferenceId::Known(t::Span { start: w[3], len: w[4] })),
@@ -342,16 +382,11 @@ impl Unpacker<'_> {
                 })
             }
             kind::OUTPUT => {
-                let w: [u32; OUTPUT_WORDS] = self.extra(a, OUTPUT_WORDS)?.try_into().expect("four words");
+                let w = self.extra(a, OUTPUT_WORDS, |w| (w[3] as usize).saturating_mul(2))?.to_vec();
                 let value = self.flag(w[0], "value flag")?.then_some(w[1]);
                 let secret = self.flag(w[2], "secret flag")?;
-                // Each dependency is two words that are there: a count cannot promise more.
-                let count = w[3] as usize;
-                if count > (self.extra.len() - self.at) / 2 {
-                    return self.bad(format!("its {count} dependencies run past the end of extra"));
-                }
-                let words = self.extra(self.at as u32, count * 2)?;
-                let dependencies = words.chunks_exact(2).map(|d| t::Span { start: d[0], len: d[1] }).collect();
+                let dependencies =
+                    w[OUTPUT_WORDS..].chunks_exact(2).map(|d| t::Span { start: d[0], len: d[1] }).collect();
                 t::Node::Output(t::OutputValue { value, secret, dependencies })
             }
             other => return self.bad(format!("kind {other} is not one of 0-13")),
@@ -365,12 +400,8 @@ impl Unpacker<'_> {
 pub fn unpack_trusted(v: &w::Value) -> t::Value {
     unpack(v.clone()).unwrap_or_else(|e| {
         tracing::error!("a value the host built did not unpack: {e}");
-        t::Value {
-            nodes: vec![t::Node::Object(t::Span { start: 0, len: 0 })],
-            items: vec![],
-            fields: vec![],
-            text: String::new(),
-        }
+        let nodes = vec![t::Node::Object(t::Span { start: 0, len: 0 })];
+        t::Value { nodes, items: vec![], fields: vec![], text: String::new() }
     })
 }
 

@@ -44,15 +44,27 @@ fn every_kind() -> t::Value {
 fn every_node_kind_packs_and_unpacks_unchanged() {
     let tree = every_kind();
     let words = pack(tree.clone());
-    assert_eq!(words.nodes.len(), tree.nodes.len() * 3);
-    assert_eq!(words.fields, vec![0, 1, 4]);
+    // 20 nodes, 2 items, 1 field, and extra: the byte string 2, assets and
+    // archives 6 each, references 7 each, the outputs 4 + 2 per dependency.
+    let extra = 2 + 5 * 6 + 3 * 7 + (4 + 4) + 4;
+    assert_eq!(words.words[..4], [20, 2, 1, extra]);
+    assert_eq!(words.words.len(), 4 + 60 + 2 + 3 + extra as usize);
+    assert_eq!(words.words[64..69], [1, 2, 0, 1, 4], "items, then the field");
     assert_eq!(words.long.len(), 2, "the long string and the long asset text");
-    assert_eq!(words.blobs, vec![vec![0xff, 0]]);
+    assert_eq!(words.words[69..71], [2, 0x00ff], "the byte string: its length, then its bytes");
     let back = unpack(words).expect("unpacks");
     assert_eq!(format!("{back:?}"), format!("{tree:?}"));
 }
 
-/// The packed every-kind value with `f` applied to its words.
+/// Where node `n` and word `k` of extra are in the every-kind value's words.
+fn node(n: usize) -> usize {
+    4 + 3 * n
+}
+fn extra(k: usize) -> usize {
+    69 + k
+}
+
+/// The packed every-kind value with `f` applied to it.
 fn broken(f: impl FnOnce(&mut w::Value)) -> String {
     let mut words = pack(every_kind());
     f(&mut words);
@@ -66,47 +78,56 @@ fn fails(f: impl FnOnce(&mut w::Value), needle: &str) {
 }
 
 #[test]
-fn lists_of_triples_must_be_whole() {
-    fails(|v| _ = v.nodes.pop(), "nodes has 59 words, not a multiple of 3");
-    fails(|v| v.fields.push(0), "fields has 4 words");
+fn the_counts_must_add_up_to_the_words() {
+    fails(|v| _ = v.words.pop(), "are 133, but 20 nodes, 2 items, 1 fields and 65 words of extra make 134");
+    fails(|v| v.words[1] = 3, "make 135");
+    fails(|v| v.words.truncate(3), "are 3, fewer than the four counts");
+    // Counts that would wrap around in 32 bits.
+    fails(|v| v.words[..4].copy_from_slice(&[u32::MAX, u32::MAX, u32::MAX, 7]), "make");
 }
 
 #[test]
 fn kinds_and_flags_must_be_known() {
-    fails(|v| v.nodes[0] = 14, "node 0: kind 14 is not one of 0-13");
-    fails(|v| v.nodes[3 + 1] = 2, "node 1: its bool is 2");
-    fails(|v| v.nodes[9 * 3 + 1] = 7, "node 9: unknown kind 7");
-    // The first asset's operands start the extra words: hash flag, then source.
-    fails(|v| v.extra[0] = 9, "node 10: its hash flag is 9");
-    fails(|v| v.extra[3] = 5, "node 10: asset source 5");
+    fails(|v| v.words[node(0)] = 14, "node 0: kind 14 is not one of 0-13");
+    fails(|v| v.words[node(1) + 1] = 2, "node 1: its bool is 2");
+    fails(|v| v.words[node(9) + 1] = 7, "node 9: unknown kind 7");
+    // The first asset's operands follow the byte string's two words: hash flag, then source.
+    fails(|v| v.words[extra(2)] = 9, "node 10: its hash flag is 9");
+    fails(|v| v.words[extra(2 + 3)] = 5, "node 10: asset source 5");
     // Archives take assets (5) but not text (1).
-    fails(|v| v.extra[18 + 3] = 1, "node 13: archive source 1");
-    fails(|v| v.extra[30 + 2] = 3, "node 15: resource reference ID kind 3");
+    fails(|v| v.words[extra(20 + 3)] = 1, "node 13: archive source 1");
+    fails(|v| v.words[extra(32 + 2)] = 3, "node 15: resource reference ID kind 3");
 }
 
 #[test]
-fn long_strings_and_blobs_are_each_used_by_one_node() {
+fn long_strings_are_each_used_by_one_node() {
     // Node 3 (a short string) made to use long string 0 as node 4 does.
     fails(
-        |v| v.nodes[9..12].copy_from_slice(&[kind::LONG_STRING, 0, 0]),
+        |v| v.words[node(3)..node(4)].copy_from_slice(&[kind::LONG_STRING, 0, 0]),
         "node 4: long string 0 is used by an earlier node",
     );
-    fails(|v| v.nodes[12 + 1] = 9, "node 4: long string 9 is past the end of long");
-    fails(|v| v.long.push(String::new()), "long has 1 entries that no node uses");
-    fails(|v| v.nodes[0..3].copy_from_slice(&[kind::BYTES, 0, 0]), "node 5: byte string 0 is used by an earlier node");
-    fails(|v| v.blobs.clear(), "node 5: byte string 0 is past the end of blobs");
-    fails(|v| v.blobs.push(vec![]), "blobs has 1 entries that no node uses");
+    fails(|v| v.words[node(4) + 1] = 9, "node 4: long string 9 is past the end of long");
+    fails(|v| v.long.push(String::new()), "long has 1 strings that no node uses");
 }
 
 #[test]
 fn extra_words_follow_each_other_in_node_order_and_are_all_used() {
     // The second asset (node 11) pointing back at the first's operands.
-    fails(|v| v.nodes[11 * 3 + 1] = 0, "node 11: its operands start at word 0 of extra, not at word 6");
-    fails(|v| v.extra.push(0), "extra has 1 words that no node uses");
-    fails(|v| _ = v.extra.pop(), "node 19: its operands run past the end of extra");
-    // An output promising more dependencies than there are words.
-    let first_output = 6 * 5 + 7 * 3;
-    fails(|v| v.extra[first_output + 3] = u32::MAX, "node 18: its 4294967295 dependencies run past the end of extra");
+    fails(|v| v.words[node(11) + 1] = 2, "node 11: its operands start at word 2 of extra, not at word 8");
+    fails(|v| v.words[node(5) + 1] = 1, "node 5: its operands start at word 1 of extra, not at word 0");
+    // One word of extra more, counted, that no node uses.
+    fails(
+        |v| {
+            v.words.push(0);
+            v.words[3] += 1;
+        },
+        "extra has 1 words that no node uses",
+    );
+    // An output or a byte string promising more words than there are.
+    fails(|v| v.words[extra(53 + 3)] = u32::MAX, "node 18: its 8589934594 words of operands run past the end");
+    fails(|v| v.words[extra(0)] = u32::MAX, "node 5: its 1073741825 words of operands run past");
+    // A byte string made longer takes the next node's operands for its own.
+    fails(|v| v.words[extra(0)] = 9, "node 10: its operands start at word 2 of extra, not at word 4");
 }
 
 #[test]
@@ -114,7 +135,7 @@ fn a_value_the_host_built_unpacks_for_an_older_component() {
     let tree = every_kind();
     assert_eq!(format!("{:?}", unpack_trusted(&pack(tree.clone()))), format!("{tree:?}"));
     let mut bad = pack(tree);
-    bad.nodes.push(0);
+    bad.words.push(0);
     let empty = unpack_trusted(&bad);
     assert!(matches!(empty.nodes[..], [t::Node::Object(s)] if s.len == 0), "an empty map, not a panic");
 }

@@ -216,6 +216,8 @@ struct RawValue {
     extra: Vec<u32>,
     text: String,
     long: Vec<String>,
+    /// Counts that say otherwise than the sections (`badCounts`).
+    counts: Option<[u32; 4]>,
 }
 
 type Node = [u32; 3];
@@ -269,9 +271,11 @@ impl RawValue {
         [OBJECT, start, count]
     }
 
+    /// The counts, then the four sections, in one list of words.
     fn value(self) -> t::Value {
-        let RawValue { nodes, items, fields, extra, text, long } = self;
-        t::Value { nodes, items, fields, extra, text, long, blobs: vec![] }
+        let RawValue { nodes, items, fields, extra, text, long, counts } = self;
+        let counts = counts.unwrap_or([nodes.len() / 3, items.len(), fields.len() / 3, extra.len()].map(|n| n as u32));
+        t::Value { words: [&counts[..], &nodes, &items, &fields, &extra].concat(), text, long }
     }
 }
 
@@ -279,10 +283,12 @@ fn args_of(req: &rp::InvokeRequest) -> PropertyMap {
     // Decode the (well-formed) request the host sent: the root object's plain scalars.
     let v = &req.args;
     let text = |start: u32, len: u32| v.text.get(start as usize..(start + len) as usize).unwrap_or_default();
-    let node = |i: u32| v.nodes.get(i as usize * 3..i as usize * 3 + 3);
+    let (n, i) = (v.words[0] as usize, v.words[1] as usize);
+    let fields = &v.words[4 + 3 * n + i..];
+    let node = |at: u32| v.words.get(4 + at as usize * 3..4 + at as usize * 3 + 3);
     let mut m = PropertyMap::new();
     if let Some(&[OBJECT, first, count]) = node(0) {
-        for f in v.fields.get(first as usize * 3..(first + count) as usize * 3).unwrap_or_default().chunks(3) {
+        for f in fields.get(first as usize * 3..(first + count) as usize * 3).unwrap_or_default().chunks(3) {
             let v = match node(f[2]) {
                 Some(&[STRING, start, len]) => Value::from(text(start, len)),
                 Some(&[LONG_STRING, i, _]) => Value::from(v.long[i as usize].as_str()),
@@ -308,14 +314,17 @@ fn huge(args: &PropertyMap) -> Result<rp::InvokeResponse, t::Error> {
             r.set(&[root, [LONG_STRING, 0, 0]]);
         }
         "nodes" => {
-            // 16 guest bytes per element (its three words plus its index in `items`).
+            // 16 guest bytes per element (its three words plus its index in
+            // `items`), written straight into the value's one list of words.
             let n = (bytes / 16).max(1) as u32;
-            r.nodes.reserve(n as usize * 3 + 6);
-            let node = r.object(&[("data", 1)]);
-            r.push(node);
-            r.items = (2..n + 2).collect();
-            r.push([ARRAY, 0, n]);
-            r.nodes.resize(r.nodes.len() + n as usize * 3, 0);
+            let [start, len] = r.text("data");
+            let mut words = Vec::with_capacity(4 + 3 * (n as usize + 2) + n as usize + 3);
+            words.extend([n + 2, n, 1, 0, OBJECT, 0, 1, ARRAY, 0, n]);
+            words.resize(words.len() + 3 * n as usize, 0);
+            words.extend(2..n + 2);
+            words.extend([start, len, 1]);
+            let outputs = t::Value { words, text: r.text, long: vec![] };
+            return Ok(rp::InvokeResponse { outputs, failures: vec![] });
         }
         other => return Err(t::Error::InvalidArgument(format!("unknown shape {other:?}"))),
     }
@@ -336,9 +345,9 @@ fn huge(args: &PropertyMap) -> Result<rp::InvokeResponse, t::Error> {
 /// - `textPastEnd`, `splitCharacter`: a string whose span runs past the
 ///   text, or ends inside a character; `itemsPastEnd`: an array whose
 ///   children run past `items`; `fieldsPastEnd`: the same for an object;
-/// - and the words' own: `raggedNodes` (a node short of its three words),
-///   `badKind` (a kind that does not exist), `sharedLong` (two nodes with
-///   one long string: a megabyte that would count twice), `extraBehind`
+/// - and the words' own: `badCounts` (counts that do not add up to the
+///   words), `badKind` (a kind that does not exist), `sharedLong` (two nodes
+///   with one long string: a megabyte that would count twice), `extraBehind`
 ///   (two archives with the same operands in `extra`).
 pub fn malformed(kind: &str, depth: u32) -> Option<t::Value> {
     let mut r = RawValue::default();
@@ -413,10 +422,10 @@ pub fn malformed(kind: &str, depth: u32) -> Option<t::Value> {
             r.set(&[root, [ARRAY, 0, 2], NULL]);
         }
         "fieldsPastEnd" => r.set(&[[OBJECT, 0, 1]]),
-        "raggedNodes" => {
+        "badCounts" => {
             let root = r.object(&[("a", 1)]);
             r.set(&[root, NULL]);
-            r.nodes.pop();
+            r.counts = Some([3, 0, 1, 0]);
         }
         "badKind" => {
             let root = r.object(&[("a", 1)]);
@@ -541,7 +550,7 @@ mod tests {
         ] {
             assert!(malformed(kind, 0).is_some(), "{kind}");
         }
-        assert_eq!(malformed("deep", 10).unwrap().nodes.len(), 33);
+        assert_eq!(malformed("deep", 10).unwrap().words[0], 11);
         assert!(malformed("nope", 0).is_none());
     }
 
@@ -553,7 +562,7 @@ mod tests {
         args.set(&[root, number(1.0), shape]);
         let req = rp::InvokeRequest { token: "hostile:index:huge".into(), args: args.value(), preview: false };
         let resp = huge(&args_of(&req)).unwrap();
-        assert_eq!(resp.outputs.nodes.len(), ((1 << 20) / 16 + 2) * 3);
+        assert_eq!(resp.outputs.words[0], (1 << 20) / 16 + 2);
         let one = rp::InvokeRequest { token: String::new(), args: malformed("shared", 0).unwrap(), preview: false };
         assert_eq!(args_of(&one).get("a").and_then(Value::as_str), Some("twice"));
     }
