@@ -21,15 +21,7 @@ fn text() -> impl Strategy<Value = String> + Clone {
 }
 
 fn unknown_kind() -> impl Strategy<Value = UnknownKind> {
-    prop::sample::select(vec![
-        UnknownKind::Bool,
-        UnknownKind::Number,
-        UnknownKind::String,
-        UnknownKind::Array,
-        UnknownKind::Asset,
-        UnknownKind::Archive,
-        UnknownKind::Object,
-    ])
+    prop::sample::select(UnknownKind::ALL.to_vec())
 }
 
 fn asset() -> impl Strategy<Value = Asset> + Clone {

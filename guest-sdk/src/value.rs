@@ -39,6 +39,19 @@ pub enum UnknownKind {
     Object,
 }
 
+impl UnknownKind {
+    /// Every kind, in the order of the contract's `unknown-kind` cases.
+    pub const ALL: [UnknownKind; 7] = [
+        UnknownKind::Bool,
+        UnknownKind::Number,
+        UnknownKind::String,
+        UnknownKind::Array,
+        UnknownKind::Asset,
+        UnknownKind::Archive,
+        UnknownKind::Object,
+    ];
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum AssetSource {
     Text(String),

@@ -409,17 +409,7 @@ macro_rules! __value_codec {
             }
         }
 
-        const UNKNOWN_KINDS: [UnknownKind; 7] = [
-            UnknownKind::Bool,
-            UnknownKind::Number,
-            UnknownKind::String,
-            UnknownKind::Array,
-            UnknownKind::Asset,
-            UnknownKind::Archive,
-            UnknownKind::Object,
-        ];
-
-        /// The kind's position among `unknown-kind`'s cases (and in [`UNKNOWN_KINDS`]).
+        /// The kind's position among `unknown-kind`'s cases (and in [`UnknownKind::ALL`]).
         fn unknown_out(k: UnknownKind) -> u32 {
             match k {
                 UnknownKind::Bool => 0,
@@ -564,7 +554,7 @@ macro_rules! __value_codec {
                     ASSET => Value::Asset(self.asset(a)?),
                     ARCHIVE => Value::Archive(self.archive(a, at)?),
                     SECRET => Value::Secret(Box::new(self.take(a, me)?)),
-                    UNKNOWN => Value::Unknown(*UNKNOWN_KINDS.get(a as usize).ok_or("bad unknown kind")?),
+                    UNKNOWN => Value::Unknown(*UnknownKind::ALL.get(a as usize).ok_or("bad unknown kind")?),
                     REFERENCE => {
                         let w = self.extra(a, REFERENCE_WORDS)?;
                         let (urn, id_kind, id, version) = ([w[0], w[1]], w[2], [w[3], w[4]], [w[5], w[6]]);

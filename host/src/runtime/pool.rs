@@ -26,8 +26,6 @@ const RECYCLE_ABOVE: usize = 64 << 20;
 const MAX_COPY_OUT: usize = 128 << 20;
 
 /// A call that changes provider state and must reach every instance.
-// A provider records a few of these in its life; boxing would save nothing.
-#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug)]
 pub enum SetupCall {
     Parameterize(rp::ParameterizeRequest),
