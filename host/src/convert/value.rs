@@ -615,8 +615,8 @@ impl Decoder {
 // ---------------------------------------------------------------------------
 
 /// A guest property map to the wire. The root must be an object. Long
-/// strings and byte lists move into the result; the rest are copied out of
-/// the value's text.
+/// strings move into the result; the rest are copied out of the value's
+/// text and words.
 pub fn wit_into_struct(v: Words, opts: WireOptions, limits: Limits) -> Result<Struct, ConvertError> {
     let v = unpack(v, limits)?;
     root_object(&v)?;
