@@ -648,12 +648,12 @@ pub fn wit_into_value(v: Words, opts: WireOptions, limits: Limits) -> Result<Wir
     tree_into_value(unpack(v, limits)?, opts, limits)
 }
 
-/// The tree of a guest's words; the node count is checked first, so that
-/// too many nodes are refused before a tree of them is built.
+/// The tree of a guest's words. The node count is checked here, before a
+/// tree of them is built, and nowhere else: every guest value comes this way.
 fn unpack(v: Words, limits: Limits) -> Result<Value, ConvertError> {
     let count = words::node_count(&v);
-    if count > limits.max_nodes {
-        return Err(ConvertError::TooManyNodes { count, max: limits.max_nodes });
+    if count > limits.max_nodes || count > NONE as usize {
+        return Err(ConvertError::TooManyNodes { count, max: limits.max_nodes.min(NONE as usize) });
     }
     Ok(words::unpack(v)?)
 }
@@ -707,11 +707,9 @@ fn validate(v: &Value, opts: WireOptions, limits: Limits) -> Result<(), ConvertE
     let nodes = &v.nodes;
     let bufs = Buffers::of(v);
     let count = nodes.len();
+    // The node count was bounded by `unpack`, before the tree was built.
     if count == 0 {
         return Err(ConvertError::Empty);
-    }
-    if count > limits.max_nodes || count > NONE as usize {
-        return Err(ConvertError::TooManyNodes { count, max: limits.max_nodes.min(NONE as usize) });
     }
     let mut parent = vec![NONE; count];
     let mut depth = vec![0usize; count];
