@@ -205,6 +205,24 @@ async fn a_panic_mid_call_is_contained() {
     assert_status(&s, Code::Internal, &["crashed", "hostile was asked to panic"]);
 }
 
+#[tokio::test]
+async fn randomness_is_served_in_one_call_and_bounded() {
+    let (_engine, mut p) = hostile_with(&policy(30, None, "")).await;
+    let mut heads = std::collections::BTreeSet::new();
+    for _ in 0..2 {
+        let got = contained(&mut p, "random", json!({"bytes": 4096})).await.unwrap();
+        assert_eq!(got["length"], json!(4096.0), "{got}");
+        // 4096 uniform bytes leave out fewer than ten of the 256 values
+        // (200 or fewer distinct: probability far below 1e-30).
+        assert!(got["distinct"].as_f64().unwrap() > 200.0, "{got}");
+        heads.insert(got["head"].as_str().unwrap().to_owned());
+    }
+    assert_eq!(heads.len(), 2, "two calls drew the same bytes: {heads:?}");
+    // Asking past the per-call limit traps the call, naming the limit; the host goes on.
+    let s = refused(&mut p, "random", json!({"bytes": (1 << 20) + 1})).await;
+    assert_status(&s, Code::Internal, &["crashed", "random bytes", "limit of 1048576"]);
+}
+
 /// `root/secret.txt` outside the grant; `root/granted` (granted as `/data`,
 /// read-only) holds a file and symlinks that point outside.
 struct Tree {

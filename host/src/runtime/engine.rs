@@ -104,6 +104,16 @@ impl Runtime {
         let built = self.linker.get_or_init(|| {
             let mut linker = Linker::new(&self.engine);
             wasmtime_wasi::p2::add_to_linker_async(&mut linker)
+                // Our own `wasi:random/random` in place of wasmtime-wasi's (see state.rs).
+                .and_then(|_| {
+                    linker.allow_shadowing(true);
+                    let r = wasmtime_wasi::p2::bindings::random::random::add_to_linker::<_, HasSelf<HostState>>(
+                        &mut linker,
+                        |s| s,
+                    );
+                    linker.allow_shadowing(false);
+                    r
+                })
                 .and_then(|_| wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker))
                 // Every contract version's imports: a component names one of them.
                 .and_then(|_| v0_3_0::Provider::add_to_linker::<_, HasSelf<HostState>>(&mut linker, |s| s))

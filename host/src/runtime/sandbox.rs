@@ -11,9 +11,7 @@ use super::RuntimeError;
 use super::engine::RuntimeConfig;
 use super::needs::Needs;
 use super::policy::{DirGrant, Grants, HttpGrant};
-
-/// Bytes of randomness one call to wasi:random may ask for.
-const MAX_RANDOM_BYTES: u64 = 1 << 20;
+use super::state::MAX_RANDOM_BYTES;
 
 #[derive(Clone, Debug)]
 pub struct Sandbox {

@@ -190,6 +190,14 @@ impl Provider for Hostile {
                 })
             }
             "socket" => socket_attack(args),
+            "random" => {
+                // Straight to wasi:random, one call for all the bytes (as the random example does).
+                let asked = arg_num(args, "bytes", 0.0) as u64;
+                let bytes = wasip2::random::random::get_random_bytes(asked);
+                let distinct = bytes.iter().collect::<std::collections::BTreeSet<_>>().len();
+                let head: String = bytes.iter().take(16).map(|b| format!("{b:02x}")).collect();
+                out(props! { "length" => bytes.len() as f64, "distinct" => distinct as f64, "head" => head })
+            }
             "panic" => panic!("hostile was asked to panic"),
             "logFlood" => {
                 let count = arg_num(args, "count", 1_000_000.0) as u64;
