@@ -1,8 +1,8 @@
 //! Sources of randomness and unbiased sampling from them.
 //!
-//! Resources draw from [`SecureRng`]: ChaCha20 keyed with 32 bytes from the
-//! operating system (`getrandom`; built for wasm32-wasip2 that is the host's
-//! `wasi:random/random`). A seeded
+//! Resources draw from [`SecureRng`]: a CSPRNG seeded from the operating
+//! system (built for wasm32-wasip2, the host's `wasi:random/random`), read a
+//! block at a time. A seeded
 //! `randomInteger` draws from [`SplitMix64`] seeded with the 64-bit FNV-1a
 //! hash of the seed: both are written out here, so the result for a seed is
 //! the same on every platform and with every Rust version (unlike
@@ -22,30 +22,62 @@ pub trait Rng {
     }
 }
 
-/// A cryptographically secure generator for one call: ChaCha20 keyed from
-/// the operating system, as `rand`'s thread generator is. One request to the
-/// system per call rather than one per draw: natively each is a `getrandom`
-/// system call (a 16-character string made ~70 of them), while a component
-/// gets its bytes from the host without one, so drawing from the system
-/// directly made the native build of the same code the slower one.
-pub struct SecureRng(chacha20::ChaCha20Rng);
+/// Cryptographically secure randomness for one call: a ChaCha12 generator
+/// seeded and reseeded from the operating system (`rand`'s thread
+/// generator), read [`BLOCK`] bytes at a time. Built for wasm32-wasip2 that
+/// generator is the host's: a block is one `wasi:random/random` call, and
+/// the host runs the cipher natively. A generator inside the component
+/// would run it as portable code (a ChaCha20 keyed once per call, as until
+/// the twelfth session, was a quarter of a small Create's guest time;
+/// BENCHMARKS.md).
+pub struct SecureRng {
+    block: [u8; BLOCK],
+    /// Bytes of `block` already used.
+    used: usize,
+}
+
+/// Bytes read per request: a 16-character string's draws.
+pub const BLOCK: usize = 256;
 
 impl SecureRng {
+    /// Reads nothing until the first draw.
     pub fn new() -> Result<Self> {
-        let mut key = [0u8; 32];
-        getrandom::fill(&mut key).map_err(|e| Error::Unavailable(format!("no randomness from the system: {e}")))?;
-        Ok(SecureRng(rand_core::SeedableRng::from_seed(key)))
+        Ok(SecureRng { block: [0; BLOCK], used: BLOCK })
     }
+}
+
+/// Fills `buf` with secure random bytes in one request.
+#[cfg(all(target_os = "wasi", target_env = "p2"))]
+fn secure_fill(buf: &mut [u8]) -> Result<()> {
+    // Not `getrandom`, which asks for 8 bytes per call.
+    let bytes = wasip2::random::random::get_random_bytes(buf.len() as u64);
+    if bytes.len() != buf.len() {
+        return Err(Error::Unavailable(format!("the host gave {} random bytes for {}", bytes.len(), buf.len())));
+    }
+    buf.copy_from_slice(&bytes);
+    Ok(())
+}
+
+/// Fills `buf` with secure random bytes in one request.
+#[cfg(not(all(target_os = "wasi", target_env = "p2")))]
+fn secure_fill(buf: &mut [u8]) -> Result<()> {
+    rand::Rng::fill_bytes(&mut rand::rng(), buf);
+    Ok(())
 }
 
 impl Rng for SecureRng {
     fn next_u64(&mut self) -> Result<u64> {
-        Ok(rand_core::Rng::next_u64(&mut self.0))
+        if self.used + 8 > BLOCK {
+            secure_fill(&mut self.block)?;
+            self.used = 0;
+        }
+        let word = self.block[self.used..self.used + 8].try_into().expect("eight bytes");
+        self.used += 8;
+        Ok(u64::from_le_bytes(word))
     }
 
     fn fill_bytes(&mut self, buf: &mut [u8]) -> Result<()> {
-        rand_core::Rng::fill_bytes(&mut self.0, buf);
-        Ok(())
+        secure_fill(buf)
     }
 }
 
@@ -139,12 +171,16 @@ mod tests {
     }
 
     #[test]
-    fn secure_rng_is_keyed_afresh_for_each_call() {
+    fn secure_rng_draws_fresh_bytes_past_each_block() {
+        // Three blocks' worth of draws: each refill must bring new bytes.
+        let draws = 3 * BLOCK / 8;
+        let mut r = SecureRng::new().unwrap();
+        let words: std::collections::BTreeSet<u64> = (0..draws).map(|_| r.next_u64().unwrap()).collect();
+        assert_eq!(words.len(), draws, "64-bit draws from the system do not repeat");
         let (mut a, mut b) = ([0u8; 32], [0u8; 32]);
         SecureRng::new().unwrap().fill_bytes(&mut a).unwrap();
         SecureRng::new().unwrap().fill_bytes(&mut b).unwrap();
         assert_ne!(a, [0u8; 32]);
-        // Two generators with the same key would repeat each other.
         assert_ne!(a, b);
     }
 }
