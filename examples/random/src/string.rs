@@ -117,15 +117,20 @@ impl StringArgs {
     /// Draws the string: the minimum of each class first, the rest from all
     /// enabled classes, then shuffles so the minimums are not in front.
     pub fn generate(&self, rng: &mut dyn Rng) -> Result<String> {
-        let enabled: Vec<(u32, Vec<char>)> =
-            self.classes().into_iter().filter(|c| c.on).map(|c| (c.min, c.chars.chars().collect())).collect();
+        // Every enabled class's characters in one list, each class a span of it.
+        let mut pool: Vec<char> = Vec::with_capacity(96);
+        let mut spans = Vec::with_capacity(4);
+        for class in self.classes().iter().filter(|c| c.on) {
+            let start = pool.len();
+            pool.extend(class.chars.chars());
+            spans.push((class.min, start..pool.len()));
+        }
         let mut out: Vec<char> = Vec::with_capacity(self.length as usize);
-        for (min, chars) in &enabled {
-            for _ in 0..*min {
-                out.push(*choose(rng, chars)?);
+        for (min, span) in spans {
+            for _ in 0..min {
+                out.push(*choose(rng, &pool[span.clone()])?);
             }
         }
-        let pool: Vec<char> = enabled.iter().flat_map(|(_, chars)| chars.iter().copied()).collect();
         while out.len() < self.length as usize {
             out.push(*choose(rng, &pool)?);
         }
