@@ -246,8 +246,8 @@ impl logging::Host for HostState {
 /// `wasi:random/random` in place of wasmtime-wasi's, whose `get-random-bytes`
 /// draws each byte with a call of its own through a boxed generator (~3 µs
 /// for 256 bytes, more than the rest of a small Create's guest code); this
-/// fills the buffer in one go. Same source: the thread's ChaCha12 generator,
-/// seeded and reseeded from the operating system.
+/// fills the buffer in one go. The same kind of source: ChaCha12 seeded
+/// from the operating system (here the thread's generator, which reseeds).
 impl wasmtime_wasi::p2::bindings::random::random::Host for HostState {
     fn get_random_bytes(&mut self, len: u64) -> wasmtime::Result<Vec<u8>> {
         if len > MAX_RANDOM_BYTES {
