@@ -92,6 +92,17 @@ fn fs_attack(args: &PropertyMap) -> Result<InvokeResponse> {
     }
 }
 
+/// Straight to wasi:random, one call for all the bytes (as the random example does).
+#[cfg(all(target_os = "wasi", target_env = "p2"))]
+fn random_bytes(asked: u64) -> Result<Vec<u8>> {
+    Ok(wasip2::random::random::get_random_bytes(asked))
+}
+
+#[cfg(not(all(target_os = "wasi", target_env = "p2")))]
+fn random_bytes(_asked: u64) -> Result<Vec<u8>> {
+    Err(Error::Unimplemented("wasi:random is asked only in a component".into()))
+}
+
 fn socket_attack(args: &PropertyMap) -> Result<InvokeResponse> {
     let addr = args.get("addr").and_then(Value::as_str).unwrap_or("127.0.0.1:80");
     let kind = args.get("kind").and_then(Value::as_str).unwrap_or("tcp");
@@ -191,9 +202,7 @@ impl Provider for Hostile {
             }
             "socket" => socket_attack(args),
             "random" => {
-                // Straight to wasi:random, one call for all the bytes (as the random example does).
-                let asked = arg_num(args, "bytes", 0.0) as u64;
-                let bytes = wasip2::random::random::get_random_bytes(asked);
+                let bytes = random_bytes(arg_num(args, "bytes", 0.0) as u64)?;
                 let distinct = bytes.iter().collect::<std::collections::BTreeSet<_>>().len();
                 let head: String = bytes.iter().take(16).map(|b| format!("{b:02x}")).collect();
                 out(props! { "length" => bytes.len() as f64, "distinct" => distinct as f64, "head" => head })
