@@ -48,6 +48,17 @@ impl SecureRng {
     pub fn new() -> Result<Self> {
         Ok(SecureRng { block: [0; BLOCK], used: BLOCK })
     }
+
+    /// The next `N` bytes of the block, reading a new block when it runs out.
+    fn take<const N: usize>(&mut self) -> Result<[u8; N]> {
+        if self.used + N > BLOCK {
+            secure_fill(&mut self.block)?;
+            self.used = 0;
+        }
+        let bytes = self.block[self.used..self.used + N].try_into().expect("N bytes");
+        self.used += N;
+        Ok(bytes)
+    }
 }
 
 /// Fills `buf` with secure random bytes in one request.
@@ -67,18 +78,6 @@ fn secure_fill(buf: &mut [u8]) -> Result<()> {
 fn secure_fill(buf: &mut [u8]) -> Result<()> {
     rand::Rng::fill_bytes(&mut rand::rng(), buf);
     Ok(())
-}
-
-impl SecureRng {
-    fn take<const N: usize>(&mut self) -> Result<[u8; N]> {
-        if self.used + N > BLOCK {
-            secure_fill(&mut self.block)?;
-            self.used = 0;
-        }
-        let bytes = self.block[self.used..self.used + N].try_into().expect("N bytes");
-        self.used += N;
-        Ok(bytes)
-    }
 }
 
 impl Rng for SecureRng {
@@ -144,7 +143,8 @@ pub fn below(rng: &mut dyn Rng, n: u64) -> Result<u64> {
 /// to reject the rare draws that would bias it: [`below`] divides in 64 bits
 /// twice a draw, which natively LLVM narrows to 32 bits for small numbers
 /// but compiled to WebAssembly stays a full 64-bit division (~40 cycles).
-/// That made a 16-character string a tenth of a Create's guest time.
+/// Under load this made a component's Create ~2.6 µs cheaper
+/// (BENCHMARKS.md, "Twelfth session").
 pub fn index(rng: &mut dyn Rng, n: usize) -> Result<usize> {
     let Ok(n) = u32::try_from(n) else { return below(rng, n as u64).map(|i| i as usize) };
     if n == 0 {
