@@ -146,10 +146,11 @@ pub fn below(rng: &mut dyn Rng, n: u64) -> Result<u64> {
 /// Under load this made a component's Create ~2.6 µs cheaper
 /// (BENCHMARKS.md, "Twelfth session").
 pub fn index(rng: &mut dyn Rng, n: usize) -> Result<usize> {
-    let Ok(n) = u32::try_from(n) else { return below(rng, n as u64).map(|i| i as usize) };
-    if n == 0 {
-        return Err(Error::Failed("cannot draw from an empty range".into()));
-    }
+    // `below` serves the rest, and refuses an empty range.
+    let n = match u32::try_from(n) {
+        Ok(n) if n > 0 => n,
+        _ => return below(rng, n as u64).map(|i| i as usize),
+    };
     let mut m = u64::from(rng.next_u32()?) * u64::from(n);
     if (m as u32) < n {
         // 2^32 mod n: the low products below it would make some results likelier.
