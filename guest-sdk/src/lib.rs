@@ -20,6 +20,7 @@ mod parameterization;
 mod provider;
 pub mod serde;
 pub mod testing;
+mod text;
 pub mod typed;
 mod value;
 mod wire;
@@ -42,7 +43,7 @@ pub mod __private {
 
     pub mod wit {
         wit_bindgen::generate!({
-            path: "../wit/since_v0.3.0",
+            path: "../wit/since_v0.3.1",
             world: "pulumi:provider/provider",
             pub_export_macro: true,
             export_macro_name: "export_world",

@@ -26,7 +26,7 @@ fn unknown_kind() -> impl Strategy<Value = UnknownKind> {
 
 fn asset() -> impl Strategy<Value = Asset> + Clone {
     let source = prop_oneof![
-        text().prop_map(AssetSource::Text),
+        text().prop_map(|t| AssetSource::Text(t.into())),
         text().prop_map(AssetSource::Path),
         text().prop_map(AssetSource::Uri)
     ];

@@ -3,6 +3,8 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+pub use crate::text::Text;
+
 /// A resource's properties: keys in sorted order, so output is deterministic.
 pub type PropertyMap = BTreeMap<String, Value>;
 
@@ -54,7 +56,9 @@ impl UnknownKind {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum AssetSource {
-    Text(String),
+    /// Inline contents. In a component, a long text (1 KiB or more) the
+    /// engine sent stays in the host until it is read (see [`Text`]).
+    Text(Text),
     Path(String),
     Uri(String),
 }
@@ -110,7 +114,7 @@ pub struct Output {
 
 impl Asset {
     pub fn text(s: impl Into<String>) -> Self {
-        Asset { hash: None, source: Some(AssetSource::Text(s.into())) }
+        Asset { hash: None, source: Some(AssetSource::Text(Text::from(s.into()))) }
     }
     pub fn path(s: impl Into<String>) -> Self {
         Asset { hash: None, source: Some(AssetSource::Path(s.into())) }

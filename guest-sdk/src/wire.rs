@@ -46,6 +46,8 @@ macro_rules! __value_codec {
         const SOURCE_PATH: u32 = 3;
         const SOURCE_URI: u32 = 4;
         const SOURCE_ASSETS: u32 = 5;
+        /// Since 0.3.1: a handle for `context.asset-text`, then the length.
+        const SOURCE_HELD_TEXT: u32 = 6;
         const ID_NONE: u32 = 0;
         const ID_KNOWN: u32 = 1;
         const ID_UNKNOWN: u32 = 2;
@@ -145,6 +147,8 @@ macro_rules! __value_codec {
                 self.extra += ASSET_WORDS;
                 self.text += a.hash.as_ref().map_or(0, String::len);
                 match &a.source {
+                    // A held text goes back as its handle: no text.
+                    Some(AssetSource::Text(t)) if t.handle().is_some() => {}
                     Some(AssetSource::Text(t)) => self.str(t),
                     Some(AssetSource::Path(s) | AssetSource::Uri(s)) => self.text += s.len(),
                     None => {}
@@ -369,9 +373,12 @@ macro_rules! __value_codec {
                 let [h, hs, hl] = self.hash(a.hash);
                 let (source, [x, y]) = match a.source {
                     None => (SOURCE_NONE, [0, 0]),
-                    Some(AssetSource::Text(t)) => match self.str(t) {
-                        (LONG_STRING, ops) => (SOURCE_LONG_TEXT, ops),
-                        (_, ops) => (SOURCE_TEXT, ops),
+                    Some(AssetSource::Text(t)) => match t.handle() {
+                        Some((handle, len)) => (SOURCE_HELD_TEXT, [handle, len]),
+                        None => match self.str(t.into_string()) {
+                            (LONG_STRING, ops) => (SOURCE_LONG_TEXT, ops),
+                            (_, ops) => (SOURCE_TEXT, ops),
+                        },
                     },
                     Some(AssetSource::Path(p)) => (SOURCE_PATH, self.text(&p)),
                     Some(AssetSource::Uri(u)) => (SOURCE_URI, self.text(&u)),
@@ -588,8 +595,9 @@ macro_rules! __value_codec {
                 Ok(Asset {
                     hash: self.hash(&w)?,
                     source: match w[3] {
-                        SOURCE_TEXT => Some(AssetSource::Text(self.str(x, y)?)),
-                        SOURCE_LONG_TEXT => Some(AssetSource::Text(self.long(x)?)),
+                        SOURCE_TEXT => Some(AssetSource::Text(self.str(x, y)?.into())),
+                        SOURCE_LONG_TEXT => Some(AssetSource::Text(self.long(x)?.into())),
+                        SOURCE_HELD_TEXT => Some(AssetSource::Text($crate::Text::held(x, y))),
                         SOURCE_PATH => Some(AssetSource::Path(self.str(x, y)?)),
                         SOURCE_URI => Some(AssetSource::Uri(self.str(x, y)?)),
                         _ => None,

@@ -115,7 +115,7 @@ async fn bad_components_are_refused_with_a_clear_error() {
     let msg = refused(&newer).await;
     assert!(
         msg.contains("built against pulumi:provider@0.9.0")
-            && msg.contains("speaks pulumi:provider@0.3.0, @0.2.0 and @0.1.0"),
+            && msg.contains("speaks pulumi:provider@0.3.1, @0.3.0, @0.2.0 and @0.1.0"),
         "{msg}"
     );
 }

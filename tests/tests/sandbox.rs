@@ -495,6 +495,7 @@ async fn malformed_values_are_refused() {
         "badKind",
         "sharedLong",
         "extraBehind",
+        "heldUnknown",
     ] {
         let s = refused(&mut p, "malformed", json!({"kind": kind})).await;
         // Too deep is a limit of the host's, not a broken value.

@@ -70,7 +70,7 @@ async fn install_ls_lookup_serve_and_remove() {
     assert_eq!(field(&from_store, "version:"), version);
     assert_eq!(field(&from_store, "digest:"), field(&from_file, "digest:"));
     assert_eq!(field(&from_store, "digest:"), index["digest"]);
-    assert_eq!(field(&from_store, "contract:"), "pulumi:provider@0.3.0", "the SDK builds the latest contract");
+    assert_eq!(field(&from_store, "contract:"), "pulumi:provider@0.3.1", "the SDK builds the latest contract");
     assert_eq!(field(&ok(&store, &["info", "echo"]), "name:"), "echo", "a bare name is the newest release");
     let err = fails(&store, &["info", "random@^9"]);
     assert!(err.contains("no installed version of 'random' matches '^9'") && err.contains(version), "{err}");

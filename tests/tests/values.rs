@@ -43,11 +43,14 @@ fn every_kind() -> Value {
         "unknownArchive": "e48ece36-62e2-4504-bad9-02848725956a",
         "unknownObject": "dd056dcd-154b-4c76-9bd3-c8f88648b5ff",
         "assetText": sig("asset", json!({"text": "contents", "hash": "d1b2a59fbea7e20077af9f91b27e95e865061b270be03ff539ab3b73587882e8"})),
+        // 1 KiB or more: in `long`, or held by the host for a 0.3.1 guest.
+        "assetLongText": sig("asset", json!({"text": "long ✓ ".repeat(400)})),
         "assetPath": sig("asset", json!({"path": "./file.txt"})),
         "assetUri": sig("asset", json!({"uri": "https://example.com/a.txt"})),
         "assetHashOnly": sig("asset", json!({"hash": "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"})),
         "archiveAssets": sig("archive", json!({"assets": {
             "a.txt": sig("asset", json!({"text": "a"})),
+            "long.txt": sig("asset", json!({"text": "member ".repeat(300)})),
             "nested": sig("archive", json!({"path": "./dir"})),
         }})),
         "archivePath": sig("archive", json!({"path": "./site.zip"})),
@@ -85,6 +88,13 @@ async fn every_value_kind_round_trips_through_a_0_1_0_guest() {
 #[tokio::test]
 async fn every_value_kind_round_trips_through_a_0_2_0_guest() {
     round_trips_every_value_kind(&older_component("0.2.0", "echo_provider")).await;
+}
+
+/// The same through a component built against 0.3.0, which does not read
+/// held texts: long asset texts are copied in and out, as before 0.3.1.
+#[tokio::test]
+async fn every_value_kind_round_trips_through_a_0_3_0_guest() {
+    round_trips_every_value_kind(&older_component("0.3.0", "echo_provider")).await;
 }
 
 async fn round_trips_every_value_kind(file: &std::path::Path) {

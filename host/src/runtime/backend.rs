@@ -59,6 +59,13 @@ macro_rules! exports {
             /// The engine cancelled: calls in progress should stop; those still
             /// running after `grace` may be interrupted.
             fn cancel(&self, grace: Duration) -> impl Future<Output = ()> + Send;
+
+            /// Whether the provider reads long asset texts the host keeps back
+            /// (`runtime::held`): then the server opens a table of them for
+            /// each RPC. No by default.
+            fn reads_held_texts(&self) -> bool {
+                false
+            }
         }
 
         impl Backend for Pool {
@@ -78,6 +85,10 @@ macro_rules! exports {
             fn cancel(&self, grace: Duration) -> impl Future<Output = ()> + Send {
                 Pool::cancel(self, grace)
             }
+
+            fn reads_held_texts(&self) -> bool {
+                Pool::reads_held_texts(self)
+            }
         }
 
         impl<B: Backend> Backend for Deferred<B> {
@@ -89,6 +100,11 @@ macro_rules! exports {
 
             fn cancel(&self, grace: Duration) -> impl Future<Output = ()> + Send {
                 Deferred::cancel(self, grace)
+            }
+
+            /// Known once the backend is made; calls before copy texts as before.
+            fn reads_held_texts(&self) -> bool {
+                self.made().is_some_and(|b| b.reads_held_texts())
             }
         }
     };

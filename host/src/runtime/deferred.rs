@@ -79,6 +79,11 @@ impl<B: Backend> Deferred<B> {
         }
     }
 
+    /// The backend if it is made, without waiting.
+    pub fn made(&self) -> Option<Arc<B>> {
+        self.ready.get().cloned().or_else(|| self.made.borrow().as_ref()?.as_ref().ok().cloned())
+    }
+
     /// [`Deferred::ready`], waiting no longer than a call's `timeout`.
     pub async fn ready_within(&self, timeout: Option<Duration>) -> Result<Arc<B>, RuntimeError> {
         match timeout {

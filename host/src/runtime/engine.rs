@@ -9,7 +9,7 @@ use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
 use super::RuntimeError;
-use super::bindings::{ProviderPre, v0_1_0, v0_2_0, v0_3_0};
+use super::bindings::{ProviderPre, v0_1_0, v0_2_0, v0_3};
 use super::cache::{ArtifactCache, KnownFacts, KnownFile, SeenFile, digest};
 use super::logs::GuestLog;
 use super::needs::Needs;
@@ -116,7 +116,7 @@ impl Runtime {
                 })
                 .and_then(|_| wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker))
                 // Every contract version's imports: a component names one of them.
-                .and_then(|_| v0_3_0::Provider::add_to_linker::<_, HasSelf<HostState>>(&mut linker, |s| s))
+                .and_then(|_| v0_3::Provider::add_to_linker::<_, HasSelf<HostState>>(&mut linker, |s| s))
                 .and_then(|_| v0_2_0::Provider::add_to_linker::<_, HasSelf<HostState>>(&mut linker, |s| s))
                 .and_then(|_| v0_1_0::Provider::add_to_linker::<_, HasSelf<HostState>>(&mut linker, |s| s))
                 .map(|_| linker)

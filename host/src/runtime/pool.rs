@@ -61,6 +61,8 @@ pub struct Pool {
     monitor_permits: Arc<Semaphore>,
     setup: Mutex<Arc<Vec<SetupCall>>>,
     cancel: Cancellation,
+    /// The component imports `context.asset-text` (see `runtime::held`).
+    reads_held_texts: bool,
 }
 
 impl Pool {
@@ -69,7 +71,9 @@ impl Pool {
         let monitor_permits = Arc::new(Semaphore::new(runtime.config.max_instances.max(1)));
         let sandbox = RwLock::new(Arc::new(Sandbox::deny_all(&runtime.config)));
         let cancel = Cancellation { flag: Arc::default(), interrupt_at: watch::Sender::new(None) };
+        let reads_held_texts = pre.reads_held_texts();
         Pool {
+            reads_held_texts,
             runtime,
             pre,
             logs: LogQueue::new(logs),
@@ -221,6 +225,10 @@ impl Pool {
             }
         }
         self.idle.lock().expect("pool lock").extend(kept);
+    }
+
+    pub fn reads_held_texts(&self) -> bool {
+        self.reads_held_texts
     }
 
     pub fn is_cancelled(&self) -> bool {

@@ -15,6 +15,7 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use super::bindings::latest::pulumi::provider::{context, logging, types};
+use super::held;
 use super::http::{Denials, HttpHooks};
 use super::logs::{LogQueue, LogSeverity};
 use super::monitor::MonitorScope;
@@ -221,6 +222,10 @@ impl context::Host for HostState {
         // Validated when (if) it is used; only the latest report is kept.
         self.partial = Some(PartialState { id, properties });
         Ok(())
+    }
+
+    async fn asset_text(&mut self, handle: u32) -> wasmtime::Result<Option<String>> {
+        Ok(held::text(handle))
     }
 }
 

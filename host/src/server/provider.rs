@@ -22,6 +22,7 @@ use super::status::{self, Effect};
 use crate::convert::requests::IntoWire;
 use crate::convert::value::WireOptions;
 use crate::runtime::bindings::rp;
+use crate::runtime::held;
 use crate::runtime::{Backend, CallResult, LoadedProvider, Pool};
 
 /// The gRPC service of one provider, whatever runs it.
@@ -120,16 +121,28 @@ fn deadline(seconds: f64) -> Option<Duration> {
     (seconds.is_finite() && seconds > 0.0).then(|| Duration::from_secs_f64(seconds.min(7.0 * 86_400.0)))
 }
 
-/// The whole life of a provider-backed unary RPC.
+/// The whole life of a provider-backed unary RPC, within a table of the
+/// asset texts kept back from the provider (`runtime::held`) when it reads
+/// them. Not for a `replayed` call (Parameterize, Configure): its request is
+/// kept and replayed into other instances during later RPCs.
 macro_rules! unary {
     ($self:ident, $request:ident, $method:ident) => {
         unary!($self, $request, $method, |_r| None, Effect::Reads)
     };
-    ($self:ident, $request:ident, $method:ident, $timeout:expr, $effect:expr) => {{
+    ($self:ident, $request:ident, $method:ident, replayed) => {
+        unary!(@run $self, $request, $method, |_r| None, Effect::Reads, false)
+    };
+    ($self:ident, $request:ident, $method:ident, $timeout:expr, $effect:expr) => {
+        unary!(@run $self, $request, $method, $timeout, $effect, $self.backend.reads_held_texts())
+    };
+    (@run $self:ident, $request:ident, $method:ident, $timeout:expr, $effect:expr, $held:expr) => {{
         let wire_req = $request.into_inner();
         let timeout = ($timeout)(&wire_req);
-        let wit_req = TryFrom::try_from(wire_req).map_err(status::bad_request)?;
-        Ok(Response::new($self.answer($self.backend.$method(timeout, wit_req).await, $effect)?))
+        held::scope($held, async {
+            let wit_req = TryFrom::try_from(wire_req).map_err(status::bad_request)?;
+            Ok(Response::new($self.answer($self.backend.$method(timeout, wit_req).await, $effect)?))
+        })
+        .await
     }};
 }
 
@@ -162,7 +175,7 @@ impl<B: Backend> ResourceProvider for ProviderService<B> {
         &self,
         request: Request<pb::ParameterizeRequest>,
     ) -> Result<Response<pb::ParameterizeResponse>, Status> {
-        unary!(self, request, parameterize)
+        unary!(self, request, parameterize, replayed)
     }
 
     async fn get_schema(
@@ -190,7 +203,7 @@ impl<B: Backend> ResourceProvider for ProviderService<B> {
             self.plain_secrets.store(!r.accept_secrets, Ordering::Relaxed);
             self.plain_references.store(!r.accept_resources, Ordering::Relaxed);
         }
-        unary!(self, request, configure)
+        unary!(self, request, configure, replayed)
     }
 
     async fn invoke(&self, request: Request<pb::InvokeRequest>) -> Result<Response<pb::InvokeResponse>, Status> {

@@ -339,7 +339,7 @@ macro_rules! adapter {
     };
 }
 
-adapter!(v3: v0_3_0 -> v0_2_0, records_same, crate::runtime::bindings::words::unpack_trusted, crate::runtime::bindings::words::pack);
+adapter!(v3: v0_3 -> v0_2_0, records_same, crate::runtime::bindings::words::unpack_trusted, crate::runtime::bindings::words::pack);
 /// Types 0.2.0 added, which 0.3.0 has as they are.
 mod v3_added {
     use super::v3::{new, old};

@@ -4,17 +4,18 @@
 
 use wasmtime::AsContextMut;
 use wasmtime::component::InstancePre;
+use wasmtime::component::types::ComponentItem;
 
 use super::adapt::{Down, Up};
-use super::{rp, types, v0_1_0, v0_2_0, v0_3_0};
+use super::{rp, types, v0_1_0, v0_2_0, v0_3};
 
 type Guest01 = v0_1_0::exports::pulumi::provider::resource_provider::Guest;
 type Guest02 = v0_2_0::exports::pulumi::provider::resource_provider::Guest;
-type Guest03 = v0_3_0::exports::pulumi::provider::resource_provider::Guest;
+type Guest03 = v0_3::exports::pulumi::provider::resource_provider::Guest;
 
 /// A linked component, ready to instantiate, by the version it exports.
 pub enum ProviderPre<T: 'static> {
-    Latest(v0_3_0::ProviderPre<T>),
+    Latest(v0_3::ProviderPre<T>),
     V0_2(v0_2_0::ProviderPre<T>),
     V0_1(v0_1_0::ProviderPre<T>),
 }
@@ -24,7 +25,7 @@ impl<T: Send + 'static> ProviderPre<T> {
     /// When none fits, the error is that of the version the component
     /// names (the newest when it names none we know).
     pub fn new(pre: InstancePre<T>) -> wasmtime::Result<Self> {
-        let latest = match v0_3_0::ProviderPre::new(pre.clone()) {
+        let latest = match v0_3::ProviderPre::new(pre.clone()) {
             Ok(p) => return Ok(ProviderPre::Latest(p)),
             Err(e) => e,
         };
@@ -46,10 +47,26 @@ impl<T: Send + 'static> ProviderPre<T> {
     /// The contract version the component was built against.
     pub fn contract(&self) -> &'static str {
         match self {
+            ProviderPre::Latest(p) if exports_version(p.instance_pre(), "0.3.0") => "0.3.0",
             ProviderPre::Latest(_) => super::CONTRACT,
             ProviderPre::V0_2(_) => "0.2.0",
             ProviderPre::V0_1(_) => "0.1.0",
         }
+    }
+}
+
+impl<T: 'static> ProviderPre<T> {
+    /// Whether the component reads asset texts from the host
+    /// (`context.asset-text`, since 0.3.1): only then does the host keep
+    /// long asset texts back and give it handles.
+    pub fn reads_held_texts(&self) -> bool {
+        let ProviderPre::Latest(p) = self else { return false };
+        let component = p.instance_pre().component();
+        let engine = component.engine();
+        component.component_type().imports(engine).any(|(name, item)| {
+            name.starts_with("pulumi:provider/context@0.3.")
+                && matches!(item.ty, ComponentItem::ComponentInstance(i) if i.exports(engine).any(|(f, _)| f == "asset-text"))
+        })
     }
 }
 
@@ -61,7 +78,7 @@ fn exports_version<T>(pre: &InstancePre<T>, version: &str) -> bool {
 
 /// An instance of a component.
 pub enum Provider {
-    Latest(v0_3_0::Provider),
+    Latest(v0_3::Provider),
     V0_2(v0_2_0::Provider),
     V0_1(v0_1_0::Provider),
 }

@@ -33,9 +33,12 @@ pub mod v0_2_0 {
     });
 }
 
-pub mod v0_3_0 {
+/// 0.3.1, which also serves 0.3.0 components: wasmtime finds 0.3.x
+/// exports and imports by their semver-compatible names, and 0.3.1 only
+/// adds an import (`context.asset-text`) that 0.3.0 components do not use.
+pub mod v0_3 {
     wasmtime::component::bindgen!({
-        path: "../wit/since_v0.3.0",
+        path: "../wit/since_v0.3.1",
         world: "pulumi:provider/provider",
         imports: { default: async | trappable },
         exports: { default: async },
@@ -49,12 +52,12 @@ pub use latest::pulumi::provider::types;
 /// A value as the host builds and checks it: 0.2.0's nodes, whose spans
 /// point into shared buffers (see the module's comment).
 pub use v0_2_0::pulumi::provider::types as tree;
-pub use v0_3_0 as latest;
+pub use v0_3 as latest;
 /// The version of `latest`, for messages about components built against another.
-pub const CONTRACT: &str = "0.3.0";
+pub const CONTRACT: &str = "0.3.1";
 /// Strings this long or longer get their own `str.long` in a value the host
 /// writes, moved instead of copied into the value's shared `text` (see
 /// `types.wit`). The SDK uses the same length.
 pub const LONG_STRING: usize = 1 << 10;
 /// Every version this host serves, newest first.
-pub const CONTRACTS: [&str; 3] = ["0.3.0", "0.2.0", "0.1.0"];
+pub const CONTRACTS: [&str; 4] = ["0.3.1", "0.3.0", "0.2.0", "0.1.0"];

@@ -14,6 +14,7 @@
 
 use super::tree as t;
 use super::types as w;
+use crate::runtime::held;
 
 /// Node kinds: a node's first word.
 pub mod kind {
@@ -41,6 +42,8 @@ pub mod source {
     pub const PATH: u32 = 3;
     pub const URI: u32 = 4;
     pub const ASSETS: u32 = 5;
+    /// A handle for `context.asset-text`, then the text's length (since 0.3.1).
+    pub const HELD_TEXT: u32 = 6;
 }
 
 /// A resource reference's ID (its operands' third word).
@@ -176,7 +179,14 @@ impl Packer {
                 let (source, [x, y]) = match a.source {
                     None => (source::NONE, [0, 0]),
                     Some(t::AssetSource::Text(t::Str::Short(s))) => (source::TEXT, span(s)),
-                    Some(t::AssetSource::Text(t::Str::Long(s))) => (source::LONG_TEXT, [self.long(s), 0]),
+                    // Kept in the host when the component reads held texts.
+                    Some(t::AssetSource::Text(t::Str::Long(s))) => {
+                        let len = s.len() as u32;
+                        match held::hold(s) {
+                            Ok(handle) => (source::HELD_TEXT, [handle, len]),
+                            Err(s) => (source::LONG_TEXT, [self.long(s), 0]),
+                        }
+                    }
                     Some(t::AssetSource::Path(s)) => (source::PATH, span(s)),
                     Some(t::AssetSource::Uri(s)) => (source::URI, span(s)),
                 };
@@ -289,6 +299,15 @@ impl Unpacker<'_> {
         }
     }
 
+    /// The text behind a handle this RPC gave out, whose length is `len`.
+    fn held(&self, handle: u32, len: u32) -> Result<String, WordsError> {
+        match held::len(handle) {
+            None => self.bad(format!("held text {handle} is not one this call was given")),
+            Some(n) if n != len as usize => self.bad(format!("held text {handle} is {n} bytes, not {len}")),
+            Some(_) => Ok(held::text(handle).expect("the handle was just found")),
+        }
+    }
+
     /// This node's operands in `extra`, which must start at `at`: the first
     /// `n`, and with `more` the count of words after them that are its too.
     fn extra(&mut self, at: u32, n: usize, more: impl Fn(&[u32]) -> usize) -> Result<&[u32], WordsError> {
@@ -349,7 +368,8 @@ impl Unpacker<'_> {
                     source::LONG_TEXT => Some(t::AssetSource::Text(t::Str::Long(self.long(w[4])?))),
                     source::PATH => Some(t::AssetSource::Path(s)),
                     source::URI => Some(t::AssetSource::Uri(s)),
-                    other => return self.bad(format!("asset source {other} is not one of 0-4")),
+                    source::HELD_TEXT => Some(t::AssetSource::Text(t::Str::Long(self.held(w[4], w[5])?))),
+                    other => return self.bad(format!("asset source {other} is not one of 0-4 or 6")),
                 };
                 t::Node::Asset(t::Asset { hash, source })
             }

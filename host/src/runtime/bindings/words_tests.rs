@@ -139,3 +139,44 @@ fn a_value_the_host_built_unpacks_for_an_older_component() {
     let empty = unpack_trusted(&bad);
     assert!(matches!(empty.nodes[..], [t::Node::Object(s)] if s.len == 0), "an empty map, not a panic");
 }
+
+/// Inside an RPC whose component reads held texts (`runtime::held`), a long
+/// asset text is kept back as a handle and its length; other long strings
+/// still travel in `long`. Unpacked in the same RPC, the text comes back.
+#[tokio::test]
+async fn long_asset_texts_are_held_inside_an_enabled_scope() {
+    let tree = every_kind();
+    crate::runtime::held::scope(true, async {
+        let words = pack(tree.clone());
+        assert_eq!(words.long, vec!["L".repeat(2000)], "only the long string, not the asset text");
+        // The long asset is node 10; its operands are extra's words 2-7.
+        assert_eq!(words.words[node(10)], kind::ASSET);
+        let [hash, _, _, src, handle, len] = words.words[extra(2)..extra(8)] else { unreachable!() };
+        assert_eq!((hash, src, len), (1, source::HELD_TEXT, 1));
+        assert_eq!(crate::runtime::held::text(handle).as_deref(), Some("T"));
+        let back = unpack(words).expect("unpacks in the same RPC");
+        assert_eq!(format!("{back:?}"), format!("{tree:?}"));
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_held_text_must_be_this_calls_and_its_length_right() {
+    let (words, handle) = crate::runtime::held::scope(true, async {
+        let words = pack(every_kind());
+        let handle = words.words[extra(6)];
+        let mut wrong = words.clone();
+        wrong.words[extra(7)] = 2;
+        let e = unpack(wrong).expect_err("a wrong length").to_string();
+        assert!(e.contains(&format!("held text {handle} is 1 bytes, not 2")), "{e}");
+        let mut other = words.clone();
+        other.words[extra(6)] = handle.wrapping_add(1);
+        let e = unpack(other).expect_err("a handle not given out").to_string();
+        assert!(e.contains("is not one this call was given"), "{e}");
+        (words, handle)
+    })
+    .await;
+    // The same words after the RPC, whose table is gone.
+    let e = unpack(words).expect_err("outside the RPC").to_string();
+    assert!(e.contains(&format!("node 10: held text {handle} is not one this call was given")), "{e}");
+}

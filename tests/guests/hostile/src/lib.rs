@@ -15,6 +15,9 @@
 //! | `malformed` | `kind` | returns a malformed WIT value (see [`malformed`]) |
 //! | `panic` | | panics mid-call |
 //! | `logFlood` | `count`, `size` | calls the log import `count` times (default 1,000,000) with `size`-byte messages (default 65,537) |
+//! | `held` | `asset`, `read` | whether a text asset's text arrived held (in the host); with `read`, reads it; returns `held`, `length`, `head` and the asset as it came |
+//! | `keepHeld` | `asset` | keeps a text asset's text, unread, past the call |
+//! | `readKept` | | reads the text `keepHeld` kept: a held text from an earlier call |
 //! | `ok` | `sleepMs` | a normal quick call: `{"ok": true}` |
 //!
 //! `huge` and `malformed` bypass the SDK's adapter: this crate implements the
@@ -36,6 +39,9 @@ pulumi_wasm_sdk::declare_needs!(
 
 #[derive(Default)]
 pub struct Hostile;
+
+/// What `keepHeld` keeps for `readKept`.
+static KEPT: std::sync::Mutex<Option<Text>> = std::sync::Mutex::new(None);
 
 fn arg_str<'a>(args: &'a PropertyMap, key: &str) -> Result<&'a str> {
     args.get(key).and_then(Value::as_str).ok_or_else(|| Error::invalid(format!("`{key}` (a string) is required")))
@@ -207,6 +213,27 @@ impl Provider for Hostile {
                 let head: String = bytes.iter().take(16).map(|b| format!("{b:02x}")).collect();
                 out(props! { "length" => bytes.len() as f64, "distinct" => distinct as f64, "head" => head })
             }
+            "held" => {
+                let asset = args.get("asset").cloned().unwrap_or(Value::Null);
+                let Value::Asset(Asset { source: Some(AssetSource::Text(text)), .. }) = &asset else {
+                    return Err(Error::invalid("`asset` (a text asset) is required"));
+                };
+                let held = text.is_held();
+                let head: String =
+                    if arg_bool(args, "read") { text.as_str().chars().take(16).collect() } else { String::new() };
+                out(props! { "held" => held, "length" => text.len() as f64, "head" => head, "asset" => asset })
+            }
+            "keepHeld" => match args.get("asset") {
+                Some(Value::Asset(Asset { source: Some(AssetSource::Text(text)), .. })) => {
+                    *KEPT.lock().expect("kept") = Some(text.clone());
+                    out(props! { "held" => text.is_held() })
+                }
+                _ => Err(Error::invalid("`asset` (a text asset) is required")),
+            },
+            "readKept" => match KEPT.lock().expect("kept").as_ref() {
+                Some(text) => out(props! { "length" => text.as_str().len() as f64 }),
+                None => Err(Error::invalid("nothing kept: call keepHeld first")),
+            },
             "panic" => panic!("hostile was asked to panic"),
             "logFlood" => {
                 let count = arg_num(args, "count", 1_000_000.0) as u64;
@@ -243,6 +270,7 @@ const STRING: u32 = 3;
 const LONG_STRING: u32 = 4;
 const ARRAY: u32 = 6;
 const OBJECT: u32 = 7;
+const ASSET: u32 = 10;
 const ARCHIVE: u32 = 11;
 
 fn number(n: f64) -> Node {
@@ -365,7 +393,8 @@ fn huge(args: &PropertyMap) -> Result<rp::InvokeResponse, t::Error> {
 /// - and the words' own: `badCounts` (counts that do not add up to the
 ///   words), `badKind` (a kind that does not exist), `sharedLong` (two nodes
 ///   with one long string: a megabyte that would count twice), `extraBehind`
-///   (two archives with the same operands in `extra`).
+///   (two archives with the same operands in `extra`), `heldUnknown` (an
+///   asset whose text is a held-text handle the host never gave out).
 pub fn malformed(kind: &str, depth: u32) -> Option<t::Value> {
     let mut r = RawValue::default();
     match kind {
@@ -457,6 +486,11 @@ pub fn malformed(kind: &str, depth: u32) -> Option<t::Value> {
             let root = r.object(&[("a", 1), ("b", 2)]);
             r.extra.extend([0, 0, 0, 3, 0, 1]);
             r.set(&[root, [ARCHIVE, 0, 0], [ARCHIVE, 0, 0]]);
+        }
+        "heldUnknown" => {
+            let root = r.object(&[("asset", 1)]);
+            r.extra.extend([0, 0, 0, 6, u32::MAX - 5, 4096]);
+            r.set(&[root, [ASSET, 0, 0]]);
         }
         _ => return None,
     }

@@ -1,0 +1,105 @@
+//! Long asset texts stay in the host (contract 0.3.1): a component that
+//! passes an asset on never has its text in its memory, reads it through
+//! the host when it needs it, and cannot use a handle it was not given in
+//! the call at hand. Components built against 0.3.0 get every text copied
+//! in, as before.
+
+use e2e_tests::{Launch, Plugin, PolicyAt, TestEngine, component, from_struct, older_component, to_struct};
+use pulumirpc::*;
+use serde_json::{Value as Json, json};
+use tonic::Code;
+
+const SIG: &str = "4dabf18193072939515e22adb298388d";
+const ASSET_SIG: &str = "c44067f5952c0a294b673a41bacd8c17";
+
+fn text_asset(text: String) -> Json {
+    json!({ SIG: ASSET_SIG, "text": text, "hash": "0".repeat(64) })
+}
+
+async fn launched(file: &std::path::Path, policy: &str) -> (TestEngine, Plugin) {
+    let engine = TestEngine::start().await;
+    let launch = Launch::new().policy(policy, PolicyAt::EnvVar);
+    let mut p = Plugin::launch(file, Some(&engine.address), &launch).await.unwrap();
+    p.boot(&engine.address, json!({})).await.unwrap();
+    (engine, p)
+}
+
+fn check(news: &Json) -> CheckRequest {
+    CheckRequest {
+        urn: "urn:pulumi:dev::proj::echo:index:Thing::t".into(),
+        r#type: "echo:index:Thing".into(),
+        news: Some(to_struct(news.clone())),
+        ..Default::default()
+    }
+}
+
+/// A 40 MiB text through a guest whose memory is capped at 32 MiB: the
+/// 0.3.1 echo gives the asset back whole, its text never in its memory;
+/// the same echo built against 0.3.0 has the text copied in and runs out
+/// of memory. Both hosts go on serving.
+#[tokio::test]
+async fn an_asset_larger_than_the_guests_memory_passes_through_a_guest_that_leaves_it_in_the_host() {
+    let policy = "[providers.echo]\nmemory-mb = 32\n";
+    let news = json!({ "big": text_asset("a".repeat(40 << 20)), "small": text_asset("b".repeat(2000)) });
+    let expected = from_struct(Some(&to_struct(news.clone())));
+    for (file, held) in [(component("echo-provider"), true), (older_component("0.3.0", "echo_provider"), false)] {
+        let (_engine, mut p) = launched(&file, policy).await;
+        let answer = p.client.check(check(&news)).await;
+        match (held, answer) {
+            (true, Ok(r)) => assert!(from_struct(r.into_inner().inputs.as_ref()) == expected, "the asset changed"),
+            (false, Err(s)) => {
+                assert_eq!(s.code(), Code::ResourceExhausted, "{}", s.message());
+                assert!(s.message().contains("ran out of memory"), "{}", s.message());
+            }
+            (true, Err(s)) => panic!("the 0.3.1 echo failed: {s:?}; stderr: {}", p.stderr()),
+            (false, Ok(_)) => panic!("the 0.3.0 echo took 40 MiB into 32 MiB of memory"),
+        }
+        let small = json!({ "small": text_asset("c".repeat(3000)) });
+        let r = p.client.check(check(&small)).await.expect("the host goes on serving").into_inner();
+        assert_eq!(from_struct(r.inputs.as_ref()), small);
+    }
+}
+
+/// The guest sees a long text as held until it reads it; reading gives the
+/// text; a short one is in the guest from the start, as before.
+#[tokio::test]
+async fn a_guest_reads_a_held_text_through_the_host() {
+    let (_engine, mut p) = launched(&component("hostile-provider"), "").await;
+    let long = format!("héllo {}", "x".repeat(5000));
+    for (text, read, held) in
+        [(long.clone(), true, true), (long.clone(), false, true), ("short".to_owned(), true, false)]
+    {
+        let args = json!({ "asset": text_asset(text.clone()), "read": read });
+        let req = InvokeRequest { tok: "hostile:index:held".into(), args: Some(to_struct(args)), preview: false };
+        let out = from_struct(p.client.invoke(req).await.unwrap().into_inner().r#return.as_ref());
+        assert_eq!(out["held"], json!(held), "{text:.20}");
+        assert_eq!(out["length"], json!(text.len() as f64));
+        let head: String = if read { text.chars().take(16).collect() } else { String::new() };
+        assert_eq!(out["head"], json!(head));
+        assert_eq!(out["asset"]["text"], json!(text), "the asset comes back whole, read or not");
+    }
+}
+
+/// A held text kept past its call cannot be read in a later one, even one
+/// that was given held texts of its own: the guest's call fails saying so,
+/// and the host goes on serving.
+#[tokio::test]
+async fn a_held_text_kept_past_its_call_cannot_be_read_later() {
+    let (_engine, mut p) = launched(&component("hostile-provider"), "").await;
+    let invoke = |tok: &str, args: Json| InvokeRequest {
+        tok: format!("hostile:index:{tok}"),
+        args: Some(to_struct(args)),
+        preview: false,
+    };
+    let kept = p.client.invoke(invoke("keepHeld", json!({ "asset": text_asset("k".repeat(4096)) }))).await;
+    assert_eq!(from_struct(kept.unwrap().into_inner().r#return.as_ref())["held"], json!(true));
+    let s = p
+        .client
+        .invoke(invoke("readKept", json!({ "own": text_asset("o".repeat(4096)) })))
+        .await
+        .expect_err("a stale handle was read");
+    assert_eq!(s.code(), Code::Internal, "{}", s.message());
+    assert!(s.message().contains("is not this call's"), "{}", s.message());
+    let ok = p.client.invoke(invoke("ok", json!({}))).await.expect("the host goes on serving");
+    assert_eq!(from_struct(ok.into_inner().r#return.as_ref())["ok"], json!(true));
+}
