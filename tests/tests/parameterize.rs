@@ -302,6 +302,22 @@ async fn a_component_by_args_then_by_value_in_a_fresh_process() {
 }
 
 #[tokio::test]
+async fn the_parameterized_provider_leaves_long_asset_texts_in_the_host() {
+    let bench = Bench::new().await;
+    let mut p = bench.start("store").await;
+    let hostile = component("hostile-provider");
+    by_args(&mut p, &[hostile.to_str().unwrap()]).await.unwrap();
+    let asset =
+        json!({ "4dabf18193072939515e22adb298388d": "c44067f5952c0a294b673a41bacd8c17", "text": "t".repeat(4096) });
+    let args = json!({ "asset": asset, "read": true });
+    let req = InvokeRequest { tok: "hostile:index:held".into(), args: Some(to_struct(args)), preview: false };
+    let out = from_struct(p.client.invoke(req).await.unwrap().into_inner().r#return.as_ref());
+    assert_eq!(out["held"], json!(true), "the text reached the routed component as a handle");
+    assert_eq!((&out["length"], &out["head"]), (&json!(4096.0), &json!("t".repeat(16))));
+    assert_eq!(out["asset"], asset);
+}
+
+#[tokio::test]
 async fn args_are_validated_and_sources_resolve_from_the_store() {
     let bench = Bench::new().await;
     let version = env!("CARGO_PKG_VERSION");

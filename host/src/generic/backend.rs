@@ -107,6 +107,13 @@ impl Backend for GenericProvider {
         Ok(all)
     }
 
+    /// Only when every component loaded so far reads them: a request's
+    /// texts are held before it is routed to one of them.
+    fn reads_held_texts(&self) -> bool {
+        let subs = self.subs.read().expect("subs lock");
+        !subs.is_empty() && subs.iter().all(|s| s.unit.loaded.pool.reads_held_texts())
+    }
+
     async fn cancel(&self, grace: Duration) {
         futures::future::join_all(self.units().iter().map(|u| u.loaded.pool.cancel(grace))).await;
     }
