@@ -77,6 +77,7 @@ async fn a_guest_reads_a_held_text_through_the_host() {
         let head: String = if read { text.chars().take(16).collect() } else { String::new() };
         assert_eq!(out["head"], json!(head));
         assert_eq!(out["asset"]["text"], json!(text), "the asset comes back whole, read or not");
+        assert_eq!(out["again"], out["asset"], "and so does the same asset named twice");
     }
 }
 

@@ -14,6 +14,8 @@ use crate::runtime::bindings::{rp, types};
 pub trait IntoWire {
     type Wire;
     fn into_wire(self, o: WireOptions) -> Result<Self::Wire, ConvertError>;
+    /// Calls `f` with each of the answer's values (for `runtime::held`).
+    fn each_value(&self, _f: &mut dyn FnMut(&types::Value)) {}
 }
 
 // Requests and responses are taken by value: their strings and byte lists
@@ -142,6 +144,9 @@ impl TryFrom<pb::CheckRequest> for rp::CheckRequest {
 
 impl IntoWire for rp::CheckResponse {
     type Wire = pb::CheckResponse;
+    fn each_value(&self, f: &mut dyn FnMut(&types::Value)) {
+        f(&self.inputs);
+    }
     fn into_wire(self, o: WireOptions) -> Result<Self::Wire, ConvertError> {
         Ok(pb::CheckResponse { inputs: out(self.inputs, o)?, failures: failures(self.failures) })
     }
@@ -237,6 +242,9 @@ impl TryFrom<pb::InvokeRequest> for rp::InvokeRequest {
 
 impl IntoWire for rp::InvokeResponse {
     type Wire = pb::InvokeResponse;
+    fn each_value(&self, f: &mut dyn FnMut(&types::Value)) {
+        f(&self.outputs);
+    }
     fn into_wire(self, o: WireOptions) -> Result<Self::Wire, ConvertError> {
         Ok(pb::InvokeResponse { r#return: out(self.outputs, o)?, failures: failures(self.failures) })
     }
@@ -256,6 +264,9 @@ impl TryFrom<pb::CallRequest> for rp::CallRequest {
 
 impl IntoWire for rp::CallResponse {
     type Wire = pb::CallResponse;
+    fn each_value(&self, f: &mut dyn FnMut(&types::Value)) {
+        f(&self.outputs);
+    }
     fn into_wire(self, o: WireOptions) -> Result<Self::Wire, ConvertError> {
         Ok(pb::CallResponse {
             r#return: out(self.outputs, o)?,
@@ -283,6 +294,9 @@ impl TryFrom<pb::CreateRequest> for rp::CreateRequest {
 
 impl IntoWire for rp::CreateResponse {
     type Wire = pb::CreateResponse;
+    fn each_value(&self, f: &mut dyn FnMut(&types::Value)) {
+        f(&self.properties);
+    }
     fn into_wire(self, o: WireOptions) -> Result<Self::Wire, ConvertError> {
         Ok(pb::CreateResponse {
             id: self.id,
@@ -309,6 +323,10 @@ impl TryFrom<pb::ReadRequest> for rp::ReadRequest {
 
 impl IntoWire for rp::ReadResponse {
     type Wire = pb::ReadResponse;
+    fn each_value(&self, f: &mut dyn FnMut(&types::Value)) {
+        f(&self.properties);
+        f(&self.inputs);
+    }
     fn into_wire(self, o: WireOptions) -> Result<Self::Wire, ConvertError> {
         Ok(pb::ReadResponse {
             id: self.id,
@@ -339,6 +357,9 @@ impl TryFrom<pb::UpdateRequest> for rp::UpdateRequest {
 
 impl IntoWire for rp::UpdateResponse {
     type Wire = pb::UpdateResponse;
+    fn each_value(&self, f: &mut dyn FnMut(&types::Value)) {
+        f(&self.properties);
+    }
     fn into_wire(self, o: WireOptions) -> Result<Self::Wire, ConvertError> {
         Ok(pb::UpdateResponse {
             properties: out(self.properties, o)?,
@@ -404,6 +425,9 @@ impl TryFrom<pb::ConstructRequest> for rp::ConstructRequest {
 
 impl IntoWire for rp::ConstructResponse {
     type Wire = pb::ConstructResponse;
+    fn each_value(&self, f: &mut dyn FnMut(&types::Value)) {
+        f(&self.state);
+    }
     fn into_wire(self, o: WireOptions) -> Result<Self::Wire, ConvertError> {
         Ok(pb::ConstructResponse {
             urn: self.urn,

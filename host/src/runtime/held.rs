@@ -18,8 +18,16 @@ use std::cell::RefCell;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 tokio::task_local! {
-    /// The RPC's held texts by handle; an RPC holds a few, so a list.
-    static HELD: RefCell<Vec<(u32, String)>>;
+    /// The RPC's held texts; an RPC holds a few, so a list.
+    static HELD: RefCell<Vec<Held>>;
+}
+
+struct Held {
+    handle: u32,
+    /// `None` once moved into the answer.
+    text: Option<String>,
+    /// How many more times the answer names it (see [`expect_use`]).
+    uses: u32,
 }
 
 /// The next handle. Wrapping after 2^32 texts is harmless in practice: a
@@ -44,7 +52,7 @@ pub fn hold(text: String) -> Result<u32, String> {
             let mut held = held.borrow_mut();
             (held.len() < MAX_HELD).then(|| {
                 let handle = NEXT.fetch_add(1, Ordering::Relaxed);
-                held.push((handle, text.take().expect("taken once")));
+                held.push(Held { handle, text: text.take(), uses: 0 });
                 handle
             })
         })
@@ -57,21 +65,41 @@ pub fn hold(text: String) -> Result<u32, String> {
     }
 }
 
-/// A copy of the text behind `handle`: for the component that asks for it,
-/// and for a value going back to the engine (the table keeps its own, since
-/// a component may name one handle in several places). `None` for a handle
-/// this RPC did not give out.
+/// A copy of the text behind `handle`, for the component that asks for it
+/// (the table keeps its own). `None` for a handle this RPC did not give out.
 pub fn text(handle: u32) -> Option<String> {
-    with_text(handle, str::to_owned)
+    with(handle, |h| h.text.clone()).flatten()
 }
 
-/// The length in bytes of the text behind `handle`, without copying it.
-pub fn len(handle: u32) -> Option<usize> {
-    with_text(handle, str::len)
+/// Notes that the call's answer names `handle` once more: its text is then
+/// moved, not copied, into the last place the answer names it. Counted
+/// before the answer is converted, from its words.
+pub fn expect_use(handle: u32) {
+    with(handle, |h| h.uses = h.uses.saturating_add(1));
 }
 
-fn with_text<T>(handle: u32, f: impl FnOnce(&str) -> T) -> Option<T> {
-    HELD.try_with(|held| held.borrow().iter().find(|(h, _)| *h == handle).map(|(_, t)| f(t))).ok().flatten()
+/// The text behind `handle` for a value going to the engine, if it is
+/// `len` bytes long: moved into the answer's last use of it, copied
+/// otherwise (an earlier use, or a value the component hands the monitor
+/// or reports as partial state). `Err` says why not.
+pub fn resolve(handle: u32, len: u32) -> Result<String, String> {
+    let found = with(handle, |h| match &h.text {
+        None => Err(format!("held text {handle} was already used up by the answer")),
+        Some(t) if t.len() != len as usize => Err(format!("held text {handle} is {} bytes, not {len}", t.len())),
+        Some(_) if h.uses == 1 => {
+            h.uses = 0;
+            Ok(h.text.take().expect("present"))
+        }
+        Some(t) => {
+            h.uses = h.uses.saturating_sub(1);
+            Ok(t.clone())
+        }
+    });
+    found.unwrap_or_else(|| Err(format!("held text {handle} is not one this call was given")))
+}
+
+fn with<T>(handle: u32, f: impl FnOnce(&mut Held) -> T) -> Option<T> {
+    HELD.try_with(|held| held.borrow_mut().iter_mut().find(|h| h.handle == handle).map(f)).ok().flatten()
 }
 
 #[cfg(test)]
@@ -92,8 +120,16 @@ mod tests {
             assert_ne!(a, b);
             assert_eq!(text(a).as_deref(), Some(long.as_str()));
             assert_eq!(text(a).as_deref(), Some(long.as_str()), "reading does not use it up");
-            assert_eq!(len(b), Some(1500));
+            assert_eq!(resolve(b, 1500).map(|t| t.len()), Ok(1500), "copied: no use was counted");
+            assert_eq!(resolve(b, 1499), Err(format!("held text {b} is 1500 bytes, not 1499")));
             assert_eq!(text(b.wrapping_add(1000)), None, "a handle not given out");
+            // Named twice by the answer: copied the first time, moved the second.
+            expect_use(a);
+            expect_use(a);
+            assert_eq!(resolve(a, 2048).as_deref(), Ok(long.as_str()));
+            assert_eq!(resolve(a, 2048).as_deref(), Ok(long.as_str()));
+            assert_eq!(text(a), None, "moved into the answer");
+            assert!(resolve(a, 2048).unwrap_err().contains("already used up"));
             a
         })
         .await;

@@ -21,7 +21,7 @@ use super::engine::EngineLink;
 use super::status::{self, Effect};
 use crate::convert::requests::IntoWire;
 use crate::convert::value::WireOptions;
-use crate::runtime::bindings::rp;
+use crate::runtime::bindings::{rp, words};
 use crate::runtime::held;
 use crate::runtime::{Backend, CallResult, LoadedProvider, Pool};
 
@@ -108,6 +108,8 @@ impl<B: Backend> ProviderService<B> {
     /// result as its message (one the guest got wrong is the provider's fault).
     fn answer<T: IntoWire>(&self, out: CallResult<T>, effect: Effect) -> Result<T::Wire, Status> {
         let out = out.map_err(|e| status::call(e, self.wire(), effect))?;
+        // Held texts the answer names go into it by move where they can.
+        out.each_value(&mut |v| words::held_handles(v, &mut held::expect_use));
         out.into_wire(self.wire()).map_err(|e| status::bad_response(e, effect))
     }
 }

@@ -301,11 +301,7 @@ impl Unpacker<'_> {
 
     /// The text behind a handle this RPC gave out, whose length is `len`.
     fn held(&self, handle: u32, len: u32) -> Result<String, WordsError> {
-        match held::len(handle) {
-            None => self.bad(format!("held text {handle} is not one this call was given")),
-            Some(n) if n != len as usize => self.bad(format!("held text {handle} is {n} bytes, not {len}")),
-            Some(_) => Ok(held::text(handle).expect("the handle was just found")),
-        }
+        held::resolve(handle, len).or_else(|reason| self.bad(reason))
     }
 
     /// This node's operands in `extra`, which must start at `at`: the first
@@ -411,6 +407,21 @@ impl Unpacker<'_> {
             }
             other => return self.bad(format!("kind {other} is not one of 0-13")),
         })
+    }
+}
+
+/// Calls `f` with the handle of every held text `v` names, from its words
+/// alone (before [`unpack`] checks them: a malformed value fails there).
+pub fn held_handles(v: &w::Value, f: &mut dyn FnMut(u32)) {
+    let words = &v.words;
+    let Some(&[n, i, fields, _]) = words.get(..HEADER) else { return };
+    let extra_at = HEADER as u64 + 3 * u64::from(n) + u64::from(i) + 3 * u64::from(fields);
+    let nodes = words.get(HEADER..).unwrap_or_default().chunks_exact(3).take(n as usize);
+    for node in nodes.filter(|node| node[0] == kind::ASSET) {
+        let at = (extra_at + u64::from(node[1])) as usize;
+        if let Some(&[_, _, _, source::HELD_TEXT, handle, _]) = words.get(at..at.saturating_add(ASSET_WORDS)) {
+            f(handle);
+        }
     }
 }
 

@@ -154,6 +154,9 @@ async fn long_asset_texts_are_held_inside_an_enabled_scope() {
         let [hash, _, _, src, handle, len] = words.words[extra(2)..extra(8)] else { unreachable!() };
         assert_eq!((hash, src, len), (1, source::HELD_TEXT, 1));
         assert_eq!(crate::runtime::held::text(handle).as_deref(), Some("T"));
+        let mut named = vec![];
+        held_handles(&words, &mut |h| named.push(h));
+        assert_eq!(named, [handle], "the words name the one held text");
         let back = unpack(words).expect("unpacks in the same RPC");
         assert_eq!(format!("{back:?}"), format!("{tree:?}"));
     })

@@ -15,7 +15,7 @@
 //! | `malformed` | `kind` | returns a malformed WIT value (see [`malformed`]) |
 //! | `panic` | | panics mid-call |
 //! | `logFlood` | `count`, `size` | calls the log import `count` times (default 1,000,000) with `size`-byte messages (default 65,537) |
-//! | `held` | `asset`, `read` | whether a text asset's text arrived held (in the host); with `read`, reads it; returns `held`, `length`, `head` and the asset as it came |
+//! | `held` | `asset`, `read` | whether a text asset's text arrived held (in the host); with `read`, reads it; returns `held`, `length`, `head`, and the asset as it came, twice (`asset`, `again`) |
 //! | `keepHeld` | `asset` | keeps a text asset's text, unread, past the call |
 //! | `readKept` | | reads the text `keepHeld` kept: a held text from an earlier call |
 //! | `ok` | `sleepMs` | a normal quick call: `{"ok": true}` |
@@ -221,7 +221,11 @@ impl Provider for Hostile {
                 let held = text.is_held();
                 let head: String =
                     if arg_bool(args, "read") { text.as_str().chars().take(16).collect() } else { String::new() };
-                out(props! { "held" => held, "length" => text.len() as f64, "head" => head, "asset" => asset })
+                // The asset twice: the host copies the text into one and moves it into the other.
+                let again = asset.clone();
+                out(
+                    props! { "held" => held, "length" => text.len() as f64, "head" => head, "asset" => asset, "again" => again },
+                )
             }
             "keepHeld" => match args.get("asset") {
                 Some(Value::Asset(Asset { source: Some(AssetSource::Text(text)), .. })) => {
