@@ -141,6 +141,10 @@ impl Paths {
 /// The in-process tables: the backend call alone, each runtime's RPC
 /// handlers, and the value encoding alone.
 async fn in_process(report: &mut Report, paths: &Paths, cache: &Path, plan: &Plan) -> anyhow::Result<()> {
+    // The allocator settings of the provider processes, which the backends
+    // here stand for: without them a 1 MB string is mapped and unmapped on
+    // every call, whichever phase ran before deciding how much.
+    pulumi_wasm_host::server::keep_freed_memory();
     let backends = inproc::load(&paths.guest, cache).await?;
     progress("the backend call alone, in-process");
     report.inproc(inproc::measure(&backends, plan.latency).await?);

@@ -9,4 +9,4 @@ mod status;
 
 pub use engine::EngineLink;
 pub use provider::{ProviderService, WasmProvider};
-pub use serve::{ServeOptions, serve};
+pub use serve::{ServeOptions, keep_freed_memory, serve};

@@ -105,7 +105,8 @@ async fn serve_provider<B: Backend>(provider: ProviderService<B>, options: Serve
 /// memory back to the system as soon as the free top of a heap passes twice
 /// the largest buffer, so every call faults the pages in again (about 1 ms per
 /// MB on some virtual machines). Keep up to 32 MiB of freed heap instead.
-fn keep_freed_memory() {
+/// Public so that whatever hosts a backend in-process can do the same.
+pub fn keep_freed_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only sets allocator parameters; it is safe at any time.
     unsafe {
