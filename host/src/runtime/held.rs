@@ -43,6 +43,11 @@ pub async fn scope<F: Future>(enabled: bool, rpc: F) -> F::Output {
     if enabled { HELD.scope(RefCell::default(), rpc).await } else { rpc.await }
 }
 
+/// Whether this RPC has a table of held texts.
+pub fn active() -> bool {
+    HELD.try_with(|_| ()).is_ok()
+}
+
 /// Keeps `text` back and gives its handle, or gives `text` back when no
 /// table is open.
 pub fn hold(text: String) -> Result<u32, String> {
@@ -109,12 +114,14 @@ mod tests {
     #[tokio::test]
     async fn texts_are_held_only_inside_an_enabled_scope() {
         let long = "x".repeat(2048);
+        assert!(!active());
         assert_eq!(hold(long.clone()), Err(long.clone()), "no table outside a scope");
         scope(false, async {
             assert_eq!(hold(long.clone()), Err(long.clone()), "no table when the component cannot read them");
         })
         .await;
         let handle = scope(true, async {
+            assert!(active());
             let a = hold(long.clone()).expect("held");
             let b = hold("y".repeat(1500)).expect("held");
             assert_ne!(a, b);

@@ -109,7 +109,9 @@ impl<B: Backend> ProviderService<B> {
     fn answer<T: IntoWire>(&self, out: CallResult<T>, effect: Effect) -> Result<T::Wire, Status> {
         let out = out.map_err(|e| status::call(e, self.wire(), effect))?;
         // Held texts the answer names go into it by move where they can.
-        out.each_value(&mut |v| words::held_handles(v, &mut held::expect_use));
+        if held::active() {
+            out.each_value(&mut |v| words::held_handles(v, &mut held::expect_use));
+        }
         out.into_wire(self.wire()).map_err(|e| status::bad_response(e, effect))
     }
 }
