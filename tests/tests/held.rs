@@ -4,7 +4,7 @@
 //! the call at hand. Components built against 0.3.0 get every text copied
 //! in, as before.
 
-use e2e_tests::{Launch, Plugin, PolicyAt, TestEngine, component, from_struct, older_component, to_struct};
+use e2e_tests::{Launch, Plugin, PolicyAt, TestEngine, component, from_struct, host_bin, older_component, to_struct};
 use pulumirpc::*;
 use serde_json::{Value as Json, json};
 use tonic::Code;
@@ -103,4 +103,24 @@ async fn a_held_text_kept_past_its_call_cannot_be_read_later() {
     assert!(s.message().contains("is not this call's"), "{}", s.message());
     let ok = p.client.invoke(invoke("ok", json!({}))).await.expect("the host goes on serving");
     assert_eq!(from_struct(ok.into_inner().r#return.as_ref())["ok"], json!(true));
+}
+
+/// `pulumi-wasm info` tells a 0.3.0 component from a 0.3.1 one, though one
+/// set of the host's bindings serves both.
+#[test]
+fn info_names_the_contract_a_component_was_built_against() {
+    for (file, contract) in [
+        (component("echo-provider"), "pulumi:provider@0.3.1"),
+        (older_component("0.3.0", "echo_provider"), "pulumi:provider@0.3.0"),
+    ] {
+        let out = std::process::Command::new(host_bin())
+            .args(["info", file.to_str().unwrap()])
+            .env("PULUMI_WASM_CACHE_DIR", e2e_tests::cache_dir())
+            .output()
+            .unwrap();
+        let info = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "info failed: {}", String::from_utf8_lossy(&out.stderr));
+        let line = info.lines().find(|l| l.starts_with("contract:")).unwrap_or_else(|| panic!("no contract in {info}"));
+        assert_eq!(line.trim_start_matches("contract:").trim(), contract, "{}", file.display());
+    }
 }
