@@ -49,25 +49,20 @@ pub fn active() -> bool {
 }
 
 /// Keeps `text` back and gives its handle, or gives `text` back when no
-/// table is open.
+/// table is open or it is full.
 pub fn hold(text: String) -> Result<u32, String> {
-    let mut text = Some(text);
-    let handle = HELD
-        .try_with(|held| {
-            let mut held = held.borrow_mut();
-            (held.len() < MAX_HELD).then(|| {
-                let handle = NEXT.fetch_add(1, Ordering::Relaxed);
-                held.push(Held { handle, text: text.take(), uses: 0 });
-                handle
-            })
-        })
-        .ok()
-        .flatten();
-    match (handle, text) {
-        (Some(h), _) => Ok(h),
-        (None, Some(t)) => Err(t),
-        (None, None) => unreachable!("a text is either held or given back"),
+    if !active() {
+        return Err(text);
     }
+    HELD.with(|held| {
+        let mut held = held.borrow_mut();
+        if held.len() >= MAX_HELD {
+            return Err(text);
+        }
+        let handle = NEXT.fetch_add(1, Ordering::Relaxed);
+        held.push(Held { handle, text: Some(text), uses: 0 });
+        Ok(handle)
+    })
 }
 
 /// A copy of the text behind `handle`, for the component that asks for it
