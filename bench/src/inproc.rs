@@ -101,45 +101,38 @@ async fn time<B: Backend>(b: &B, calls: &WitCalls, op: Op, n: usize) -> anyhow::
         // RPC's table of them, which the request's long asset texts go into
         // (outside the timing, like the rest of the request's conversion).
         let holds = b.reads_held_texts();
-        let v = |v: &types::Value| if holds { words::pack(words::unpack_trusted(v)) } else { v.clone() };
+        let hold = |values: &mut [&mut types::Value]| {
+            if holds {
+                for v in values {
+                    **v = words::pack(words::unpack_trusted(v));
+                }
+            }
+        };
         held::scope(holds, async {
             match op {
                 Op::Check => {
-                    let r = rp::CheckRequest {
-                        olds: v(&calls.check.olds),
-                        news: v(&calls.check.news),
-                        ..calls.check.clone()
-                    };
+                    let mut r = calls.check.clone();
+                    hold(&mut [&mut r.olds, &mut r.news]);
                     timed(b.check(None, r)).await
                 }
                 Op::Diff => {
-                    let d = &calls.diff;
-                    let r = rp::DiffRequest {
-                        olds: v(&d.olds),
-                        news: v(&d.news),
-                        old_inputs: v(&d.old_inputs),
-                        ..d.clone()
-                    };
+                    let mut r = calls.diff.clone();
+                    hold(&mut [&mut r.olds, &mut r.news, &mut r.old_inputs]);
                     timed(b.diff(None, r)).await
                 }
                 Op::Create => {
-                    let r = rp::CreateRequest { properties: v(&calls.create.properties), ..calls.create.clone() };
+                    let mut r = calls.create.clone();
+                    hold(&mut [&mut r.properties]);
                     timed(b.create(None, r)).await
                 }
                 Op::Update => {
-                    let u = &calls.update;
-                    let r = rp::UpdateRequest {
-                        olds: v(&u.olds),
-                        news: v(&u.news),
-                        old_inputs: v(&u.old_inputs),
-                        ..u.clone()
-                    };
+                    let mut r = calls.update.clone();
+                    hold(&mut [&mut r.olds, &mut r.news, &mut r.old_inputs]);
                     timed(b.update(None, r)).await
                 }
                 Op::Delete => {
-                    let d = &calls.delete;
-                    let r =
-                        rp::DeleteRequest { properties: v(&d.properties), old_inputs: v(&d.old_inputs), ..d.clone() };
+                    let mut r = calls.delete.clone();
+                    hold(&mut [&mut r.properties, &mut r.old_inputs]);
                     timed(b.delete(None, r)).await
                 }
             }
