@@ -47,6 +47,14 @@ fn arg_str<'a>(args: &'a PropertyMap, key: &str) -> Result<&'a str> {
     args.get(key).and_then(Value::as_str).ok_or_else(|| Error::invalid(format!("`{key}` (a string) is required")))
 }
 
+/// The text of the text asset at `key`.
+fn arg_text<'a>(args: &'a PropertyMap, key: &str) -> Result<&'a Text> {
+    match args.get(key) {
+        Some(Value::Asset(Asset { source: Some(AssetSource::Text(text)), .. })) => Ok(text),
+        _ => Err(Error::invalid(format!("`{key}` (a text asset) is required"))),
+    }
+}
+
 fn arg_num(args: &PropertyMap, key: &str, default: f64) -> f64 {
     args.get(key).and_then(Value::as_f64).unwrap_or(default)
 }
@@ -214,10 +222,8 @@ impl Provider for Hostile {
                 out(props! { "length" => bytes.len() as f64, "distinct" => distinct as f64, "head" => head })
             }
             "held" => {
-                let asset = args.get("asset").cloned().unwrap_or(Value::Null);
-                let Value::Asset(Asset { source: Some(AssetSource::Text(text)), .. }) = &asset else {
-                    return Err(Error::invalid("`asset` (a text asset) is required"));
-                };
+                let text = arg_text(args, "asset")?;
+                let asset = args["asset"].clone();
                 let held = text.is_held();
                 let head: String =
                     if arg_bool(args, "read") { text.as_str().chars().take(16).collect() } else { String::new() };
@@ -227,13 +233,11 @@ impl Provider for Hostile {
                     props! { "held" => held, "length" => text.len() as f64, "head" => head, "asset" => asset, "again" => again },
                 )
             }
-            "keepHeld" => match args.get("asset") {
-                Some(Value::Asset(Asset { source: Some(AssetSource::Text(text)), .. })) => {
-                    *KEPT.lock().expect("kept") = Some(text.clone());
-                    out(props! { "held" => text.is_held() })
-                }
-                _ => Err(Error::invalid("`asset` (a text asset) is required")),
-            },
+            "keepHeld" => {
+                let text = arg_text(args, "asset")?;
+                *KEPT.lock().expect("kept") = Some(text.clone());
+                out(props! { "held" => text.is_held() })
+            }
             "readKept" => match KEPT.lock().expect("kept").as_ref() {
                 Some(text) => out(props! { "length" => text.as_str().len() as f64 }),
                 None => Err(Error::invalid("nothing kept: call keepHeld first")),
