@@ -311,6 +311,7 @@ const NONE: u32 = u32::MAX;
 /// A property map from the wire. The root is always an object node.
 pub fn struct_into_wit(s: Struct) -> Result<Words, ConvertError> {
     let mut d = Decoder::new(Limits::default().max_depth);
+    d.reserve(s.fields.len());
     d.nodes.push(Node::Null);
     d.parent.push(NONE);
     d.nodes[0] = d.object(s, 0, 0);
@@ -401,6 +402,18 @@ impl Decoder {
             stack: Vec::new(),
             max_depth,
         }
+    }
+
+    /// Room for a map of `fields` top-level properties, about one nested
+    /// value each: small maps are then built without growing any buffer
+    /// (each growth a copy, and under load a contended allocator lock).
+    fn reserve(&mut self, fields: usize) {
+        let nodes = 2 * fields + 1;
+        self.nodes.reserve(nodes);
+        self.parent.reserve(nodes);
+        self.fields.reserve(nodes);
+        self.stack.reserve(fields);
+        self.text.reserve(16 * nodes);
     }
 
     fn push(&mut self, value: WireValue, parent: u32, slot: usize, depth: usize, member: bool) {
