@@ -2,7 +2,7 @@
 //! in parallel. Every instance sees the same `parameterize`/`configure` calls:
 //! the pool records them and replays them into instances that missed them.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
@@ -60,6 +60,9 @@ pub struct Pool {
     /// Construct of this provider needs one of these.
     monitor_permits: Arc<Semaphore>,
     setup: Mutex<Arc<Vec<SetupCall>>>,
+    /// How many calls `setup` holds: every lease reads it, and only an
+    /// instance that is behind takes the lock.
+    setup_len: AtomicUsize,
     cancel: Cancellation,
     /// The component imports `context.asset-text` (see `runtime::held`).
     reads_held_texts: bool,
@@ -82,6 +85,7 @@ impl Pool {
             permits,
             monitor_permits,
             setup: Mutex::default(),
+            setup_len: AtomicUsize::new(0),
             cancel,
         }
     }
@@ -115,12 +119,14 @@ impl Pool {
     pub async fn lease(&self, timeout: Option<Duration>, uses_monitor: bool) -> Result<Lease<'_>, RuntimeError> {
         let permits = if uses_monitor { &self.monitor_permits } else { &self.permits };
         let permit = permits.clone().acquire_owned().await.map_err(|e| RuntimeError::Engine(e.to_string()))?;
-        let sandbox = self.sandbox();
-        let timeout = timeout.unwrap_or(sandbox.timeout);
+        let timeout = timeout.unwrap_or_else(|| self.sandbox.read().expect("sandbox lock").timeout);
         let pooled = self.idle.lock().expect("pool lock").pop();
+        // The rare paths (a new instance, replaying setup calls) are boxed:
+        // inline, their futures would make every call's several KB larger,
+        // and that state is copied as the call's future is built.
         let mut inst = match pooled {
             Some(i) => i,
-            None => self.instantiate(&sandbox).await?,
+            None => Box::pin(self.instantiate(&self.sandbox())).await?,
         };
         inst.store.data_mut().reset_call();
         self.arm_deadline(&mut inst.store, timeout);
@@ -131,8 +137,11 @@ impl Pool {
         } else {
             Some(permit)
         };
+        let behind = inst.applied < self.setup_len.load(Ordering::Acquire);
         let mut lease = Lease { pool: self, inst: Some(inst), timeout, _permit: permit };
-        lease.catch_up().await?;
+        if behind {
+            Box::pin(lease.catch_up(self.setup_snapshot())).await?;
+        }
         Ok(lease)
     }
 
@@ -349,6 +358,7 @@ impl<'a> Lease<'a> {
         if let Some(inst) = self.inst.as_mut() {
             inst.applied = calls.len();
         }
+        self.pool.setup_len.store(calls.len(), Ordering::Release);
         *setup = Arc::new(calls);
         drop(setup);
         if let Some(inst) = self.inst.take() {
@@ -356,9 +366,8 @@ impl<'a> Lease<'a> {
         }
     }
 
-    /// Replays the setup calls this instance has not seen.
-    async fn catch_up(&mut self) -> Result<(), RuntimeError> {
-        let calls = self.pool.setup_snapshot();
+    /// Replays the setup `calls` this instance has not seen.
+    async fn catch_up(&mut self, calls: Arc<Vec<SetupCall>>) -> Result<(), RuntimeError> {
         let timeout = self.timeout;
         let Some(inst) = self.inst.as_mut() else { return Ok(()) };
         while inst.applied < calls.len() {
