@@ -460,6 +460,7 @@ async fn hammer(paths: &Paths, which: &str, args: &Args) -> anyhow::Result<()> {
     }
     println!("{} calls/s", done.load(Ordering::Relaxed) as f64 / seconds as f64);
     p.stop().await;
+    println!("Engine.Log messages received: {}", engine.logs());
     Ok(())
 }
 
