@@ -217,7 +217,8 @@ impl TestMonitor {
     async fn serve_with(recorder: Recorder) -> TestMonitor {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind monitor port");
         let address = listener.local_addr().expect("local addr").to_string();
-        let service = ResourceMonitorServer::new(recorder.clone());
+        // The engine's limit (Pulumi's 400 MiB), not tonic's 4 MiB: tests send large values through.
+        let service = ResourceMonitorServer::new(recorder.clone()).max_decoding_message_size(400 << 20);
         let task = tokio::spawn(async move {
             let _ = tonic::transport::Server::builder()
                 .add_service(service)

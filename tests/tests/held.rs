@@ -4,7 +4,9 @@
 //! the call at hand. Components built against 0.3.0 get every text copied
 //! in, as before.
 
-use e2e_tests::{Launch, Plugin, PolicyAt, TestEngine, component, from_struct, host_bin, older_component, to_struct};
+use e2e_tests::{
+    Launch, Plugin, PolicyAt, TestEngine, TestMonitor, component, from_struct, host_bin, older_component, to_struct,
+};
 use pulumirpc::*;
 use serde_json::{Value as Json, json};
 use tonic::Code;
@@ -103,6 +105,48 @@ async fn a_held_text_kept_past_its_call_cannot_be_read_later() {
     assert!(s.message().contains("is not this call's"), "{}", s.message());
     let ok = p.client.invoke(invoke("ok", json!({}))).await.expect("the host goes on serving");
     assert_eq!(from_struct(ok.into_inner().r#return.as_ref())["ok"], json!(true));
+}
+
+/// A held text a component hands to the resource monitor reaches it whole,
+/// and so does the monitor's answer naming it: the pets kennel passes its
+/// `owner` on to each pet it registers and into its own outputs. A 12 MiB
+/// owner copied into a guest capped at 24 MiB does not fit, as the kennel
+/// keeps it in three places (the 0.2.0 build, which gets every text
+/// copied, runs out of memory); held, it never enters the guest.
+#[tokio::test]
+async fn a_held_text_handed_to_the_monitor_reaches_it_whole() {
+    let policy = "[providers.pets]\nmemory-mb = 24\n";
+    let owner = text_asset("o".repeat(12 << 20));
+    let owner_wire = from_struct(Some(&to_struct(json!({ "owner": owner.clone() }))))["owner"].clone();
+    for (file, held) in [(component("pets-provider"), true), (older_component("0.2.0", "pets_provider"), false)] {
+        let (_engine, mut p) = launched(&file, policy).await;
+        let monitor = TestMonitor::start().await;
+        let req = ConstructRequest {
+            project: "proj".into(),
+            stack: "dev".into(),
+            monitor_endpoint: monitor.address.clone(),
+            r#type: "pets:index:Kennel".into(),
+            name: "k".into(),
+            parent: "urn:pulumi:dev::proj::pulumi:pulumi:Stack::proj-dev".into(),
+            inputs: Some(to_struct(json!({ "size": 1, "owner": owner.clone() }))),
+            ..Default::default()
+        };
+        match (held, p.client.construct(req).await) {
+            (true, Ok(r)) => {
+                let pet = monitor.registration("k-pet-0");
+                assert!(from_struct(pet.object.as_ref())["prefix"] == owner_wire, "the pet's prefix changed");
+                let outputs = &monitor.received().outputs;
+                assert!(from_struct(outputs[0].outputs.as_ref())["owner"] == owner_wire, "the kennel's owner changed");
+                assert!(from_struct(r.into_inner().state.as_ref())["owner"] == owner_wire, "the state's owner changed");
+            }
+            (false, Err(s)) => {
+                assert_eq!(s.code(), Code::ResourceExhausted, "{}", s.message());
+                assert!(s.message().contains("ran out of memory"), "{}", s.message());
+            }
+            (true, Err(s)) => panic!("the 0.3.1 kennel failed: {s:?}; stderr: {}", p.stderr()),
+            (false, Ok(_)) => panic!("the 0.2.0 kennel fit three copies of 12 MiB into 24 MiB"),
+        }
+    }
 }
 
 /// `pulumi-wasm info` tells a 0.3.0 component from a 0.3.1 one, though one
