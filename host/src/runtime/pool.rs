@@ -16,7 +16,7 @@ use super::engine::Runtime;
 use super::logs::{GuestLog, LogQueue};
 use super::monitor::MonitorScope;
 use super::sandbox::Sandbox;
-use super::state::{EngineWait, HostState};
+use super::state::{CallClock, EngineWait, HostState};
 use super::ticker::EPOCH_TICK;
 
 /// Instances whose linear memory grew beyond this are not reused.
@@ -150,6 +150,7 @@ impl Pool {
         let mut store = Store::new(self.runtime.running_engine(), state);
         store.limiter(|s| &mut s.limits);
         store.set_hostcall_fuel(MAX_COPY_OUT);
+        self.watch_epochs(&mut store);
         // Start-up code runs during instantiation, so it gets a deadline too.
         self.arm_deadline(&mut store, sandbox.timeout);
         let made = self.bounded(sandbox.timeout, self.pre.instantiate_async(&mut store)).await;
@@ -260,23 +261,31 @@ impl Pool {
         self.setup.lock().expect("setup lock").clone()
     }
 
-    /// Lets the guest run until `timeout` from now (or the cancellation grace),
-    /// yielding to the async runtime once it has run for an epoch tick, so a
-    /// busy guest never starves other calls. A call that merely straddles a
-    /// tick goes on: yielding it would only add a trip through the scheduler.
+    /// Lets the guest run until `timeout` from now (or the cancellation
+    /// grace); see [`Pool::watch_epochs`].
     fn arm_deadline(&self, store: &mut Store<HostState>, timeout: Duration) {
-        let mut ran_since = Instant::now();
-        let deadline = ran_since + timeout;
-        let waited = store.data().engine_wait.clone();
-        let interrupt_at = self.cancel.interrupt_at.subscribe();
+        let now = Instant::now();
+        store.data_mut().clock = CallClock { deadline: now + timeout, ran_since: now };
         store.set_epoch_deadline(1);
-        store.epoch_deadline_callback(move |_| {
+    }
+
+    /// Installs the store's epoch callback, once per instance (per call it
+    /// would cost an allocation and a subscription to the cancellation): at
+    /// each tick, a call past its deadline (moved on by its waits on the
+    /// engine) or past the cancellation grace is interrupted; one that has
+    /// run for a tick yields to the async runtime, so a busy guest never
+    /// starves other calls. A call that merely straddles a tick goes on:
+    /// yielding it would only add a trip through the scheduler.
+    fn watch_epochs(&self, store: &mut Store<HostState>) {
+        let interrupt_at = self.cancel.interrupt_at.subscribe();
+        store.epoch_deadline_callback(move |mut cx| {
             let now = Instant::now();
             let cancelled = interrupt_at.borrow().is_some_and(|at| now >= at);
-            Ok(if now >= deadline + waited.total() || cancelled {
+            let state = cx.data_mut();
+            Ok(if now >= state.clock.deadline + state.engine_wait.total() || cancelled {
                 UpdateDeadline::Interrupt
-            } else if now.duration_since(ran_since) >= EPOCH_TICK {
-                ran_since = now;
+            } else if now.duration_since(state.clock.ran_since) >= EPOCH_TICK {
+                state.clock.ran_since = now;
                 UpdateDeadline::Yield(1)
             } else {
                 UpdateDeadline::Continue(1)

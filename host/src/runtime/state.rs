@@ -115,6 +115,17 @@ pub struct HostState {
     pub(super) monitor: Option<MonitorScope>,
     /// Time the current call spent waiting on the monitor.
     pub(super) engine_wait: EngineWait,
+    /// The current call's deadline, read at each epoch tick.
+    pub(super) clock: CallClock,
+}
+
+/// When the current call must end (not counting its waits on the engine),
+/// and when it last yielded to the async runtime. Set for each call; read
+/// by the store's epoch callback, installed once per instance.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct CallClock {
+    pub deadline: Instant,
+    pub ran_since: Instant,
 }
 
 impl HostState {
@@ -149,6 +160,7 @@ impl HostState {
             denials,
             monitor: None,
             engine_wait: EngineWait::default(),
+            clock: CallClock { deadline: Instant::now(), ran_since: Instant::now() },
         }
     }
 
