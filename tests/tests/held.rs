@@ -107,9 +107,9 @@ async fn a_held_text_kept_past_its_call_cannot_be_read_later() {
     assert_eq!(from_struct(ok.into_inner().r#return.as_ref())["ok"], json!(true));
 }
 
-/// A held text a component hands to the resource monitor reaches it whole,
-/// and so does the monitor's answer naming it: the pets kennel passes its
-/// `owner` on to each pet it registers and into its own outputs. A 12 MiB
+/// A held text a component hands to the resource monitor reaches it whole:
+/// the pets kennel passes its `owner` on to each pet it registers and into
+/// its own outputs (the monitor's answers name it too). A 12 MiB
 /// owner copied into a guest capped at 24 MiB does not fit, as the kennel
 /// keeps it in three places (the 0.2.0 build, which gets every text
 /// copied, runs out of memory); held, it never enters the guest.
