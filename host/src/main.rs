@@ -18,7 +18,7 @@ use clap::Parser;
 use cli::{Cli, Command, EngineArgs, PluginCli, RuntimeArgs};
 use commands::{Source, load_component};
 use pulumi_wasm_host::generic::GenericProvider;
-use pulumi_wasm_host::runtime::{Deferred, LoadedProvider, Policy, Runtime, Sandbox};
+use pulumi_wasm_host::runtime::{Deferred, LOG_CHANNEL, LoadedProvider, Policy, Runtime, Sandbox};
 use pulumi_wasm_host::server::{EngineLink, ProviderService, WasmProvider, serve};
 use pulumi_wasm_host::store::Store;
 
@@ -141,7 +141,7 @@ async fn run_serve(
     let config = rt.config();
     let policy = rt.policy(beside)?;
     let link = EngineLink::new(engine.engine_address);
-    let (log_tx, log_rx) = tokio::sync::mpsc::channel(1024);
+    let (log_tx, log_rx) = tokio::sync::mpsc::channel(LOG_CHANNEL);
     link.forward_logs(log_rx);
     // A component file served before and unchanged since is a warm start: its
     // record says what it is, so the port line goes out at once and the
@@ -239,7 +239,7 @@ async fn run_generic(engine: EngineArgs, rt: RuntimeArgs, beside: Option<&Path>)
     let policy = rt.policy(beside)?;
     let runtime = Runtime::new(rt.config())?;
     let store = Store::open_default()?;
-    let (log_tx, log_rx) = tokio::sync::mpsc::channel(1024);
+    let (log_tx, log_rx) = tokio::sync::mpsc::channel(LOG_CHANNEL);
     let provider = GenericProvider::new(runtime, log_tx, policy, store);
     let version = semver::Version::parse(env!("CARGO_PKG_VERSION"))?;
     let link = EngineLink::new(engine.engine_address);

@@ -32,7 +32,9 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::Parser;
 use pulumi_wasm_host::runtime::bindings::rp;
-use pulumi_wasm_host::runtime::{Backend, CallError, CallResult, LogQueue, LogSeverity, RuntimeError, SetupCall};
+use pulumi_wasm_host::runtime::{
+    Backend, CallError, CallResult, LOG_CHANNEL, LogQueue, LogSeverity, RuntimeError, SetupCall,
+};
 use pulumi_wasm_host::server::{EngineLink, ProviderService, ServeOptions, serve};
 use pulumi_wasm_sdk::Provider;
 use pulumi_wasm_sdk::log::{NativeSink, Severity};
@@ -304,7 +306,7 @@ pub async fn serve_native<P: Provider>(make: fn() -> P, engine_address: Option<S
     let link = EngineLink::new(engine_address);
     // The provider's messages reach the engine as a component's do: the same
     // queue, size limits and budget, the same forwarder.
-    let (tx, rx) = tokio::sync::mpsc::channel(1024);
+    let (tx, rx) = tokio::sync::mpsc::channel(LOG_CHANNEL);
     link.forward_logs(rx);
     let backend = Arc::new(NativeBackend::new(make).with_logs(LogQueue::new(tx)));
     let (name, version, autonaming) = backend.info()?;

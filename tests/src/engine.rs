@@ -114,8 +114,18 @@ impl TestEngine {
 
     /// Waits (bounded, 5 s) until `n` logs match `pred`; returns those that did.
     pub async fn wait_for_logs(&self, n: usize, pred: impl Fn(&LogRequest) -> bool) -> Vec<LogRequest> {
+        self.wait_for_logs_within(Duration::from_secs(5), n, pred).await
+    }
+
+    /// Waits up to `within` until `n` logs match `pred`; returns those that did.
+    pub async fn wait_for_logs_within(
+        &self,
+        within: Duration,
+        n: usize,
+        pred: impl Fn(&LogRequest) -> bool,
+    ) -> Vec<LogRequest> {
         let mut found = Vec::new();
-        for _ in 0..100 {
+        for _ in 0..within.as_millis().div_ceil(50) {
             found = self.logs().into_iter().filter(&pred).collect();
             if found.len() >= n {
                 break;

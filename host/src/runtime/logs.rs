@@ -13,6 +13,13 @@ const MAX_LOG_MESSAGE: usize = 64 * 1024;
 /// Bytes of log messages a provider may have waiting for the engine; beyond
 /// this, messages are dropped rather than queued.
 const MAX_QUEUED_LOG_BYTES: usize = 8 << 20;
+/// What a message costs the budget besides its text: its record and its
+/// place in the forwarder's queues, so empty messages are bounded too.
+const LOG_OVERHEAD: usize = 128;
+/// Room in the channel to the forwarder for a whole budget of messages: the
+/// budget, not the count, decides what is dropped, so a burst the forwarder
+/// has not yet drained (its thread busy running calls) is not cut short.
+pub const LOG_CHANNEL: usize = MAX_QUEUED_LOG_BYTES / LOG_OVERHEAD;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LogSeverity {
@@ -70,7 +77,7 @@ impl LogQueue {
             message
         };
         let urn = urn.filter(|u| u.len() <= MAX_LOG_MESSAGE);
-        let bytes = message.len() + urn.as_ref().map_or(0, String::len);
+        let bytes = LOG_OVERHEAD + message.len() + urn.as_ref().map_or(0, String::len);
         if self.queued.fetch_add(bytes, Ordering::Relaxed) + bytes > MAX_QUEUED_LOG_BYTES {
             self.queued.fetch_sub(bytes, Ordering::Relaxed);
             tracing::debug!("log dropped: the provider's log budget is spent");

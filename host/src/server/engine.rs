@@ -40,29 +40,28 @@ impl EngineLink {
         self.addr.borrow().clone()
     }
 
-    /// Sends guest logs to the engine until `logs` closes. Messages that
-    /// arrive before the engine's address is known wait for it. `serve`
-    /// flushes them when it stops (see [`EngineLink::flush_logs`]).
-    pub fn forward_logs(&self, mut logs: mpsc::Receiver<GuestLog>) {
-        let mut addr = self.addr.subscribe();
-        let task = tokio::spawn(async move {
-            let mut client: Option<(String, EngineClient<Channel>)> = None;
-            while let Some(log) = logs.recv().await {
+    /// Sends guest logs to the engine until `logs` closes, several calls at
+    /// once and each URN's messages in order (see [`super::forward`]).
+    /// Messages that arrive before the engine's address is known wait for
+    /// it. `serve` flushes them when it stops (see [`EngineLink::flush_logs`]).
+    pub fn forward_logs(&self, logs: mpsc::Receiver<GuestLog>) {
+        let addr = self.addr.subscribe();
+        let client = SharedClient::default();
+        let send = move |log: GuestLog| {
+            let (mut addr, client) = (addr.clone(), client.clone());
+            async move {
                 let Ok(current) = addr.wait_for(Option::is_some).await.map(|a| a.clone()) else { return };
                 let current = current.expect("waited for an address");
-                if client.as_ref().is_none_or(|(a, _)| *a != current) {
-                    client = connect(&current).await.map(|c| (current.clone(), c));
-                }
-                let Some((_, engine)) = client.as_mut() else {
-                    tracing::warn!("engine unreachable; guest log: {}", log.message);
-                    continue;
+                let Some(mut engine) = client.at(&current) else {
+                    tracing::warn!("guest log not sent, no engine at {current}: {}", log.message);
+                    return;
                 };
                 if let Err(e) = engine.log(request(log)).await {
                     tracing::warn!("Engine.Log failed: {e}");
-                    client = None;
                 }
             }
-        });
+        };
+        let task = tokio::spawn(super::forward::forward(logs, send));
         if let Some(old) = self.forwarder.lock().expect("forwarder lock").replace(task) {
             old.abort();
         }
@@ -121,19 +120,28 @@ fn endpoint(addr: &str) -> Result<Endpoint, InvalidUri> {
     Channel::from_shared(uri)
 }
 
-async fn connect(addr: &str) -> Option<EngineClient<Channel>> {
-    match endpoint(addr) {
-        Ok(endpoint) => match endpoint.connect().await {
-            Ok(ch) => Some(EngineClient::new(ch)),
-            Err(e) => {
-                tracing::warn!("cannot reach the engine at {addr}: {e}");
-                None
-            }
-        },
-        Err(e) => {
-            tracing::warn!("bad engine address {addr}: {e}");
-            None
+/// One `Engine` client per address, shared by the log calls in flight: a
+/// tonic channel multiplexes them over one connection and reconnects itself.
+#[derive(Clone, Default)]
+struct SharedClient(Arc<Mutex<Option<AddressedClient>>>);
+
+type AddressedClient = (String, EngineClient<Channel>);
+
+impl SharedClient {
+    /// The client for the engine at `addr`, made (connecting on first use)
+    /// when the address is new; `None` for an address that is not one.
+    fn at(&self, addr: &str) -> Option<EngineClient<Channel>> {
+        let mut client = self.0.lock().expect("engine client lock");
+        if client.as_ref().is_none_or(|(a, _)| a != addr) {
+            *client = match endpoint(addr) {
+                Ok(endpoint) => Some((addr.to_owned(), EngineClient::new(endpoint.connect_lazy()))),
+                Err(e) => {
+                    tracing::warn!("bad engine address {addr}: {e}");
+                    None
+                }
+            };
         }
+        client.as_ref().map(|(_, c)| c.clone())
     }
 }
 

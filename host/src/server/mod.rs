@@ -3,6 +3,7 @@
 //! engine, and the plugin process lifecycle.
 
 mod engine;
+mod forward;
 mod provider;
 mod serve;
 mod status;

@@ -14,7 +14,7 @@
 //! | `huge` | `mb`, `shape` | returns a huge value: one `string` of `mb` MiB (default 600), or that many bytes of `nodes` |
 //! | `malformed` | `kind` | returns a malformed WIT value (see [`malformed`]) |
 //! | `panic` | | panics mid-call |
-//! | `logFlood` | `count`, `size` | calls the log import `count` times (default 1,000,000) with `size`-byte messages (default 65,537) |
+//! | `logFlood` | `count`, `size`, `urn` | calls the log import `count` times (default 1,000,000) with `size`-byte messages (default 65,537); with `urn`, tied to it and numbered from 0 (`"7 xxx..."`) |
 //! | `held` | `asset`, `read` | whether a text asset's text arrived held (in the host); with `read`, reads it; returns `held`, `length`, `head`, and the asset as it came, twice (`asset`, `again`) |
 //! | `keepHeld` | `asset` | keeps a text asset's text, unread, past the call |
 //! | `readKept` | | reads the text `keepHeld` kept: a held text from an earlier call |
@@ -247,8 +247,12 @@ impl Provider for Hostile {
                 let count = arg_num(args, "count", 1_000_000.0) as u64;
                 let size = arg_num(args, "size", 65_537.0) as usize;
                 let message = "x".repeat(size);
+                let urn = args.get("urn").and_then(Value::as_str);
                 for i in 0..count {
-                    log::log(log::Severity::Info, black_box(&message), None, i % 2 == 0);
+                    match urn {
+                        Some(urn) => log::log(log::Severity::Info, &format!("{i} {message}"), Some(urn), false),
+                        None => log::log(log::Severity::Info, black_box(&message), None, i % 2 == 0),
+                    }
                 }
                 out(props! { "sent" => count })
             }
