@@ -552,8 +552,9 @@ async fn logs_still_queued_at_cancel_reach_the_engine() {
 #[tokio::test]
 async fn a_busy_engine_gets_every_line_of_many_resources_each_in_order() {
     // 8 resources log 300 lines each at once, to an engine that takes 2 ms
-    // per Engine.Log: 2,400 lines (~600 KB, inside the host's 8 MiB log
-    // budget) come in a burst far faster than one call at a time sends them.
+    // per Engine.Log: 2,400 lines (~2.8 MB as the host's 8 MiB log budget
+    // counts them, 1 KiB a message at least) come in a burst far faster
+    // than one call at a time sends them.
     // One call at a time, the host lost all but ~1,000 of them.
     let engine = TestEngine::start_with_log_delay(Duration::from_millis(2)).await;
     let launch = Launch::new().policy(&policy(30, None, ""), PolicyAt::EnvVar);

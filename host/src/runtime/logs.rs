@@ -13,9 +13,12 @@ const MAX_LOG_MESSAGE: usize = 64 * 1024;
 /// Bytes of log messages a provider may have waiting for the engine; beyond
 /// this, messages are dropped rather than queued.
 const MAX_QUEUED_LOG_BYTES: usize = 8 << 20;
-/// What a message costs the budget besides its text: its record and its
-/// place in the forwarder's queues, so empty messages are bounded too.
-const LOG_OVERHEAD: usize = 128;
+/// What a message costs the budget besides its text, which bounds how many
+/// may wait (8,192 at most): each is a few allocations on the host's heap,
+/// and tens of thousands of them kept alive through a flood made every
+/// allocation of the process slower (glibc's `malloc` ~2 µs a call more,
+/// BENCHMARKS.md, fifteenth session).
+const LOG_OVERHEAD: usize = 1024;
 /// Room in the channel to the forwarder for a whole budget of messages: the
 /// budget, not the count, decides what is dropped, so a burst the forwarder
 /// has not yet drained (its thread busy running calls) is not cut short.
