@@ -67,4 +67,28 @@ impl StandInEngine {
     pub fn logs(&self) -> u64 {
         self.logs.0.load(Ordering::Relaxed)
     }
+
+    /// The count of logs received, to wait on (see [`LogCount::quiet`]).
+    pub fn log_count(&self) -> LogCount {
+        LogCount(self.logs.clone())
+    }
+}
+
+/// The engine's count of the logs it received.
+pub struct LogCount(Logs);
+
+impl LogCount {
+    /// Resolves once no log has arrived for 100 ms (at most after 60 s).
+    pub async fn quiet(&self) {
+        let until = tokio::time::Instant::now() + std::time::Duration::from_secs(60);
+        let mut seen = self.0.0.load(Ordering::Relaxed);
+        while tokio::time::Instant::now() < until {
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            let now = self.0.0.load(Ordering::Relaxed);
+            if now == seen {
+                return;
+            }
+            seen = now;
+        }
+    }
 }

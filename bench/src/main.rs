@@ -20,7 +20,7 @@ mod workload;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use clap::Parser;
@@ -75,7 +75,8 @@ struct Args {
 struct Plan {
     starts: usize,
     latency: fn(Input) -> usize,
-    throughput_calls: fn(Runtime) -> usize,
+    /// How long each runtime is measured in each throughput round.
+    throughput_window: Duration,
     concurrency: [usize; 3],
     lifecycle: [usize; 2],
     parallel: usize,
@@ -88,7 +89,7 @@ const FULL: Plan = Plan {
         Input::HundredProps => 1000,
         Input::Asset1M => 1000,
     },
-    throughput_calls: |rt| if rt == Runtime::Python { 1500 } else { 6000 },
+    throughput_window: Duration::from_secs(1),
     concurrency: [1, 8, 64],
     lifecycle: [1_000, 10_000],
     parallel: 16,
@@ -101,7 +102,7 @@ const QUICK: Plan = Plan {
         Input::HundredProps => 100,
         Input::Asset1M => 100,
     },
-    throughput_calls: |rt| if rt == Runtime::Python { 150 } else { 600 },
+    throughput_window: Duration::from_millis(100),
     concurrency: [1, 8, 64],
     lifecycle: [100, 1_000],
     parallel: 16,
@@ -212,6 +213,7 @@ fn build(paths: &Paths) -> anyhow::Result<()> {
 /// The six long-lived providers: each runtime, each resource.
 struct Fleet {
     plugins: Vec<(Runtime, Resource, Plugin)>,
+    logs: engine::LogCount,
 }
 
 impl Fleet {
@@ -300,12 +302,12 @@ async fn run(plan: &Plan, paths: &Paths, quick: bool) -> anyhow::Result<Report> 
             p.stop().await;
             // Each start on a quiet machine: a compiling start leaves work
             // (its exit, the artifact written back) that would tax the next.
-            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
 
     progress("starting the providers");
-    let mut fleet = Fleet { plugins: vec![] };
+    let mut fleet = Fleet { plugins: vec![], logs: engine.log_count() };
     for r in [Resource::RandomString, Resource::Thing] {
         for rt in Runtime::ALL {
             let mut p = Plugin::start(&launch(rt, r), &engine.address).await?;
@@ -351,17 +353,17 @@ async fn run(plan: &Plan, paths: &Paths, quick: bool) -> anyhow::Result<Report> 
         for c in plan.concurrency {
             progress(&format!("throughput: {} at {c} concurrent", op.label()));
             // Rounds of the runtimes in turn, WASM and native swapping places
-            // each round: one burst of a few thousand calls swings by a third here.
+            // each round: one burst swings by a third here.
             let mut rounds = Vec::new();
             for round in 0..THROUGHPUT_ROUNDS {
                 let mut rates = [0.0; 3];
                 let order =
                     if round % 2 == 0 { Runtime::ALL } else { [Runtime::Native, Runtime::Wasm, Runtime::Python] };
                 for rt in order {
-                    settle().await;
+                    settle(&fleet).await;
                     let client = fleet.client(rt, Resource::RandomString);
                     // `calls` and `rates` are in `Runtime::ALL`'s order, which is the declaration order.
-                    let rate = throughput(client, calls[rt as usize].clone(), op, (plan.throughput_calls)(rt), c).await;
+                    let rate = throughput(client, calls[rt as usize].clone(), op, plan.throughput_window, c).await;
                     rates[rt as usize] = rate.with_context(|| fleet.blame(rt, Resource::RandomString))?;
                 }
                 rounds.push(rates);
@@ -374,7 +376,7 @@ async fn run(plan: &Plan, paths: &Paths, quick: bool) -> anyhow::Result<Report> 
         progress(&format!("lifecycle of {n} resources"));
         let mut runs = Vec::new();
         for rt in Runtime::ALL {
-            settle().await;
+            settle(&fleet).await;
             let client = fleet.client(rt, Resource::RandomString);
             let run = lifecycle(client, token(rt, Resource::RandomString), n, plan.parallel).await;
             runs.push(run.with_context(|| fleet.blame(rt, Resource::RandomString))?);
@@ -441,24 +443,8 @@ async fn hammer(paths: &Paths, which: &str, args: &Args) -> anyhow::Result<()> {
     boot(&mut p.client, &engine.address).await?;
     let calls = Arc::new(workload::prepare(&mut p.client, token(rt, r), "hammer", input.news()).await?);
     println!("pid {}", p.pid().unwrap_or(0));
-    let until = Instant::now() + std::time::Duration::from_secs(seconds);
-    let done = Arc::new(AtomicUsize::new(0));
-    let tasks: Vec<_> = (0..args.callers)
-        .map(|_| {
-            let (mut client, calls, done) = (p.client.clone(), calls.clone(), done.clone());
-            tokio::spawn(async move {
-                while Instant::now() < until {
-                    calls.request(op).send(&mut client).await?;
-                    done.fetch_add(1, Ordering::Relaxed);
-                }
-                Ok::<_, tonic::Status>(())
-            })
-        })
-        .collect();
-    for t in tasks {
-        t.await??;
-    }
-    println!("{} calls/s", done.load(Ordering::Relaxed) as f64 / seconds as f64);
+    let done = call_for(p.client.clone(), calls, op, Duration::from_secs(seconds), args.callers).await?;
+    println!("{} calls/s", done as f64 / seconds as f64);
     p.stop().await;
     println!("Engine.Log messages received: {}", engine.logs());
     Ok(())
@@ -504,9 +490,13 @@ async fn boot(client: &mut ResourceProviderClient<Channel>, engine: &str) -> any
 /// Lets the machine go quiet before a measured phase: a provider may still
 /// be busy after its own phase (Python's server is, for a few hundred ms),
 /// and that would tax whichever runtime is measured next. Without this, the
-/// runtime measured after Python lost up to 40% at 8 concurrent calls.
-async fn settle() {
-    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+/// runtime measured after Python lost up to 40% at 8 concurrent calls. The
+/// providers' logs must have stopped too: after a burst of Creates, all
+/// for one resource and so sent one at a time, a provider forwards its
+/// backlog for seconds (up to its 8 MiB log budget).
+async fn settle(fleet: &Fleet) {
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    fleet.logs.quiet().await;
 }
 
 /// The latency of one call in every runtime, in `Runtime::ALL`'s order:
@@ -519,12 +509,12 @@ async fn compare(
     n: usize,
     request: impl Fn(Runtime) -> Request,
 ) -> anyhow::Result<Vec<Stats>> {
-    settle().await;
+    settle(fleet).await;
     let pair = [Runtime::Wasm, Runtime::Native];
     let mut stats = latency(&pair.map(|rt| fleet.client(rt, r)), n, |i| request(pair[i]))
         .await
         .with_context(|| format!("{} and {}", fleet.blame(pair[0], r), fleet.blame(pair[1], r)))?;
-    settle().await;
+    settle(fleet).await;
     let python = latency(&[fleet.client(Runtime::Python, r)], n, |_| request(Runtime::Python)).await;
     stats.extend(python.with_context(|| fleet.blame(Runtime::Python, r))?);
     Ok(stats)
@@ -558,41 +548,53 @@ async fn latency(
     Ok(samples.into_iter().map(Stats::new).collect())
 }
 
-/// `total` calls from `concurrency` callers on one connection; calls a second.
 /// Rounds of each throughput figure (see [`report::Report::throughput`]).
-const THROUGHPUT_ROUNDS: usize = 5;
+const THROUGHPUT_ROUNDS: usize = 7;
 
+/// Calls a second from `concurrency` callers on one connection, each
+/// calling until `window` has passed (after a tenth as long unmeasured):
+/// every runtime gets the same time, whatever its rate. Calls still in
+/// flight at the end are waited for and counted, over the time they took.
 async fn throughput(
     client: ResourceProviderClient<Channel>,
     calls: Arc<Calls>,
     op: Op,
-    total: usize,
+    window: Duration,
     concurrency: usize,
 ) -> anyhow::Result<f64> {
-    let run = |total: usize| {
-        let next = Arc::new(AtomicUsize::new(0));
-        let tasks: Vec<_> = (0..concurrency)
-            .map(|_| {
-                let (mut client, calls, next) = (client.clone(), calls.clone(), next.clone());
-                tokio::spawn(async move {
-                    while next.fetch_add(1, Ordering::Relaxed) < total {
-                        calls.request(op).send(&mut client).await?;
-                    }
-                    Ok::<_, tonic::Status>(())
-                })
-            })
-            .collect();
-        async move {
-            for t in tasks {
-                t.await??;
-            }
-            Ok::<_, anyhow::Error>(())
-        }
-    };
-    run(total / 10).await?;
+    call_for(client.clone(), calls.clone(), op, window / 10, concurrency).await?;
     let t = Instant::now();
-    run(total).await?;
-    Ok(total as f64 / t.elapsed().as_secs_f64())
+    let done = call_for(client, calls, op, window, concurrency).await?;
+    Ok(done as f64 / t.elapsed().as_secs_f64())
+}
+
+/// `callers` callers each sending `op` until `window` has passed; how many
+/// calls were answered.
+async fn call_for(
+    client: ResourceProviderClient<Channel>,
+    calls: Arc<Calls>,
+    op: Op,
+    window: Duration,
+    callers: usize,
+) -> anyhow::Result<usize> {
+    let until = Instant::now() + window;
+    let done = Arc::new(AtomicUsize::new(0));
+    let tasks: Vec<_> = (0..callers)
+        .map(|_| {
+            let (mut client, calls, done) = (client.clone(), calls.clone(), done.clone());
+            tokio::spawn(async move {
+                while Instant::now() < until {
+                    calls.request(op).send(&mut client).await?;
+                    done.fetch_add(1, Ordering::Relaxed);
+                }
+                Ok::<_, tonic::Status>(())
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await??;
+    }
+    Ok(done.load(Ordering::Relaxed))
 }
 
 /// What the lifecycle keeps per resource between phases.

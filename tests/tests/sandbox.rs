@@ -528,14 +528,20 @@ async fn a_log_flood_is_bounded() {
     assert!(later - at_end <= 10_000, "{} messages were still queued after the call", later - at_end);
 }
 
-#[tokio::test]
-async fn logs_still_queued_at_cancel_reach_the_engine() {
-    // A busy engine: 2 ms per Engine.Log call, so a burst of 150 takes the
-    // forwarder ~300 ms, well inside the 1 s the host gives it at the end.
+/// A booted hostile plugin whose engine takes 2 ms to answer each Engine.Log.
+async fn hostile_for_busy_engine() -> (TestEngine, Plugin) {
     let engine = TestEngine::start_with_log_delay(Duration::from_millis(2)).await;
     let launch = Launch::new().policy(&policy(30, None, ""), PolicyAt::EnvVar);
     let mut p = Plugin::launch(&component("hostile-provider"), Some(&engine.address), &launch).await.unwrap();
     p.boot(&engine.address, json!({})).await.unwrap();
+    (engine, p)
+}
+
+#[tokio::test]
+async fn logs_still_queued_at_cancel_reach_the_engine() {
+    // A busy engine: 2 ms per Engine.Log call, so a burst of 150 takes the
+    // forwarder ~300 ms, well inside the 1 s the host gives it at the end.
+    let (engine, mut p) = hostile_for_busy_engine().await;
     let before = engine.log_count();
     contained(&mut p, "logFlood", json!({"count": 150, "size": 200})).await.unwrap();
     p.client.cancel(()).await.unwrap();
@@ -556,10 +562,7 @@ async fn a_busy_engine_gets_every_line_of_many_resources_each_in_order() {
     // counts them, 1 KiB a message at least) come in a burst far faster
     // than one call at a time sends them.
     // One call at a time, the host lost all but ~1,000 of them.
-    let engine = TestEngine::start_with_log_delay(Duration::from_millis(2)).await;
-    let launch = Launch::new().policy(&policy(30, None, ""), PolicyAt::EnvVar);
-    let mut p = Plugin::launch(&component("hostile-provider"), Some(&engine.address), &launch).await.unwrap();
-    p.boot(&engine.address, json!({})).await.unwrap();
+    let (engine, p) = hostile_for_busy_engine().await;
     let (resources, lines) = (8, 300);
     let res_urn = |r: usize| format!("urn:pulumi:dev::proj::hostile:index:Thing::t{r}");
     let calls: Vec<_> = (0..resources)
