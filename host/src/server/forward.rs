@@ -51,8 +51,9 @@ impl Chains {
         }
     }
 
-    /// The next message to send, when a call may start: the oldest ready URN's.
-    fn next(&mut self) -> Option<GuestLog> {
+    /// The next message to send and its chain's URN (to hand back to
+    /// [`Chains::done`]), when a call may start: the oldest ready URN's.
+    fn next(&mut self) -> Option<(String, GuestLog)> {
         if self.in_flight >= IN_FLIGHT {
             return None;
         }
@@ -60,7 +61,8 @@ impl Chains {
         let chain = self.chains.get_mut(&urn).expect("a ready URN has a chain");
         chain.sending = true;
         self.in_flight += 1;
-        chain.waiting.pop_front()
+        let log = chain.waiting.pop_front().expect("a ready chain has a message");
+        Some((urn, log))
     }
 
     /// The call for `urn` was answered: its next message becomes ready.
@@ -91,8 +93,7 @@ where
     let mut calls = FuturesUnordered::new();
     let mut open = true;
     loop {
-        while let Some(log) = chains.next() {
-            let urn = log.urn.clone().unwrap_or_default();
+        while let Some((urn, log)) = chains.next() {
             let call = send(log);
             calls.push(async move {
                 call.await;
