@@ -66,14 +66,14 @@ impl Chains {
     }
 
     /// The call for `urn` was answered: its next message becomes ready.
-    fn done(&mut self, urn: &str) {
+    fn done(&mut self, urn: String) {
         self.in_flight -= 1;
-        let Some(chain) = self.chains.get_mut(urn) else { return };
+        let Some(chain) = self.chains.get_mut(&urn) else { return };
         chain.sending = false;
         if chain.waiting.is_empty() {
-            self.chains.remove(urn);
+            self.chains.remove(&urn);
         } else {
-            self.ready.push_back(urn.to_owned());
+            self.ready.push_back(urn);
         }
     }
 
@@ -114,7 +114,7 @@ where
                 }
                 None => open = false,
             },
-            Some(urn) = calls.next(), if !calls.is_empty() => chains.done(&urn),
+            Some(urn) = calls.next(), if !calls.is_empty() => chains.done(urn),
         }
     }
 }
