@@ -675,24 +675,24 @@ unsafe fn compare_words(a: *const u8, b: *const u8, n: usize) -> i32 {
             if last > 8 {
                 let mut i = 0;
                 while i < last {
-                    let d = diff::<u64>(a, b, i);
+                    let d = diff8(a, b, i);
                     if d != 0 {
                         return d;
                     }
                     i += 8;
                 }
             } else if last > 0 {
-                let d = diff::<u64>(a, b, 0);
+                let d = diff8(a, b, 0);
                 if d != 0 {
                     return d;
                 }
             }
             // Ends at `n`; the bytes it shares with the words before are equal.
-            return diff::<u64>(a, b, last);
+            return diff8(a, b, last);
         }
         if n >= 4 {
-            let d = diff::<u32>(a, b, 0);
-            return if d != 0 { d } else { diff::<u32>(a, b, n - 4) };
+            let d = diff4(a, b, 0);
+            return if d != 0 { d } else { diff4(a, b, n - 4) };
         }
         let byte = |i: usize| i32::from(*a.add(i)) - i32::from(*b.add(i));
         if n == 0 {
@@ -707,36 +707,34 @@ unsafe fn compare_words(a: *const u8, b: *const u8, n: usize) -> i32 {
     }
 }
 
-/// A word of memory, compared as little-endian bytes.
-trait Word: Copy + Eq {
-    /// The difference of the first differing byte (as unsigned) of two unequal words.
-    fn diff(x: Self, y: Self) -> i32;
+/// The difference (as unsigned) of the first differing byte of two unequal
+/// words read little-endian, as wasm is: the first byte is the lowest.
+#[inline(always)]
+fn first_difference(x: u64, y: u64) -> i32 {
+    let shift = (x ^ y).trailing_zeros() & !7;
+    i32::from((x >> shift) as u8) - i32::from((y >> shift) as u8)
 }
 
-macro_rules! words {
-    ($($t:ty),*) => {$(
-        impl Word for $t {
-            #[inline(always)]
-            fn diff(x: $t, y: $t) -> i32 {
-                // Little-endian (as wasm is): the first differing byte is the lowest differing one.
-                let (x, y) = (x.to_le(), y.to_le());
-                let shift = (x ^ y).trailing_zeros() & !7;
-                i32::from((x >> shift) as u8) - i32::from((y >> shift) as u8)
-            }
-        }
-    )*};
-}
-words!(u32, u64);
-
-/// The difference of the words of `a` and `b` at `at` (see [`Word::diff`]), or 0.
+/// The 8 bytes of `a` and `b` at `at`, compared (see [`first_difference`]); 0 when equal.
 ///
 /// # Safety
-/// Both must have a readable `W` at `at`.
+/// Both must have 8 readable bytes at `at`.
 #[inline(always)]
-unsafe fn diff<W: Word>(a: *const u8, b: *const u8, at: usize) -> i32 {
+unsafe fn diff8(a: *const u8, b: *const u8, at: usize) -> i32 {
     // SAFETY: the caller's; the reads may be unaligned.
-    let (x, y) = unsafe { ((a.add(at) as *const W).read_unaligned(), (b.add(at) as *const W).read_unaligned()) };
-    if x == y { 0 } else { W::diff(x, y) }
+    let (x, y) = unsafe { ((a.add(at) as *const u64).read_unaligned(), (b.add(at) as *const u64).read_unaligned()) };
+    if x == y { 0 } else { first_difference(u64::from_le(x), u64::from_le(y)) }
+}
+
+/// [`diff8`] of 4 bytes.
+///
+/// # Safety
+/// Both must have 4 readable bytes at `at`.
+#[inline(always)]
+unsafe fn diff4(a: *const u8, b: *const u8, at: usize) -> i32 {
+    // SAFETY: the caller's; the reads may be unaligned.
+    let (x, y) = unsafe { ((a.add(at) as *const u32).read_unaligned(), (b.add(at) as *const u32).read_unaligned()) };
+    if x == y { 0 } else { first_difference(u64::from(u32::from_le(x)), u64::from(u32::from_le(y))) }
 }
 
 #[cfg(test)]
