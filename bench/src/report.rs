@@ -291,10 +291,24 @@ impl Report {
             ],
         );
 
+        // A `--starts` run has the start-up table alone.
+        if !self.latency.is_empty() {
+            self.over_grpc(&mut o);
+        }
+
+        o.push_str("### Targets\n\n");
+        let (warm, native, python) = (self.start("WASM, warm cache"), self.start("native"), self.start("Python"));
+        let ready = (self.ready("WASM, warm cache"), self.ready("native"), self.ready("Python"));
+        table(&mut o, &["target", "measured", ""], &self.targets((warm, native, python), ready, self.growth()));
+        o
+    }
+
+    /// The tables measured over gRPC, against the running providers.
+    fn over_grpc(&self, o: &mut String) {
         o.push_str("### Latency per call over gRPC (µs)\n\n");
         let floor = self.round_trip.iter().map(|s| ("GetPluginInfo (the round trip alone)".to_owned(), &s[..]));
         let calls = self.latency.iter().map(|(input, op, s)| (format!("{} {}", op.label(), input.label()), &s[..]));
-        three_way(&mut o, floor.chain(calls));
+        three_way(o, floor.chain(calls));
 
         o.push_str("### Throughput, small map, calls/s\n\n");
         let rows: Vec<Vec<String>> = self
@@ -311,7 +325,7 @@ impl Report {
                 ]
             })
             .collect();
-        table(&mut o, &["", "WASM", "native", "Python", "WASM/native", "WASM/Python"], &rows);
+        table(o, &["", "WASM", "native", "Python", "WASM/native", "WASM/Python"], &rows);
 
         o.push_str("### Peak RSS of each provider process (MiB)\n\n");
         let rows: Vec<Vec<String>> = self
@@ -326,7 +340,7 @@ impl Report {
                 vec![what.into(), mib(m[W]), mib(m[N]), mib(m[P]), ratio(m[W] as f64, m[N] as f64)]
             })
             .collect();
-        table(&mut o, &["", "WASM", "native", "Python", "WASM/native"], &rows);
+        table(o, &["", "WASM", "native", "Python", "WASM/native"], &rows);
 
         o.push_str("### Lifecycle: create -> update -> delete of N RandomStrings, 16 at a time (s)\n\n");
         let rows: Vec<Vec<String>> = self
@@ -349,7 +363,7 @@ impl Report {
             })
             .collect();
         table(
-            &mut o,
+            o,
             &[
                 "resources",
                 "WASM",
@@ -363,8 +377,7 @@ impl Report {
             ],
             &rows,
         );
-        let growth = self.growth();
-        if let Some(g) = &growth {
+        if let Some(g) = &self.growth() {
             let _ = writeln!(
                 o,
                 "Growth from {} to {} resources (time ratio; {:.0} is linear): WASM {:.2}, native {:.2}, Python {:.2}.\n",
@@ -377,12 +390,6 @@ impl Report {
             );
         }
         let _ = writeln!(o, "Engine.Log messages received from the providers: {}.\n", self.engine_logs);
-
-        o.push_str("### Targets\n\n");
-        let (warm, native, python) = (self.start("WASM, warm cache"), self.start("native"), self.start("Python"));
-        let ready = (self.ready("WASM, warm cache"), self.ready("native"), self.ready("Python"));
-        table(&mut o, &["target", "measured", ""], &self.targets((warm, native, python), ready, growth));
-        o
     }
 
     /// (from, to, time ratio per runtime) between the first and last lifecycle sizes.
@@ -526,4 +533,50 @@ fn environment() -> String {
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
         .unwrap_or_default();
     format!("Machine: {cpu}, {cores} cores, Linux {}, {rustc}.", kernel.trim())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn starts(r: &mut Report) {
+        for (label, ms) in [("WASM, empty cache", 300), ("WASM, warm cache", 4), ("native", 3), ("Python", 200)] {
+            r.startup(label, Duration::from_millis(ms), Duration::from_millis(ms + 2));
+        }
+    }
+
+    #[test]
+    fn a_starts_only_report_has_the_start_table_and_its_targets_alone() {
+        let mut r = Report::new(false);
+        starts(&mut r);
+        let md = r.markdown();
+        assert!(md.contains("### Start (median of 1 starts, ms)"), "{md}");
+        assert!(md.contains("| warm-cache start <= 1.5x native (port line) | 1.33x | met |"), "{md}");
+        for absent in ["### Latency", "### Throughput", "### Peak RSS", "### Lifecycle", "Engine.Log", "per-call p50"] {
+            assert!(!md.contains(absent), "{absent} in {md}");
+        }
+    }
+
+    #[test]
+    fn a_full_report_has_the_tables_measured_over_grpc() {
+        let mut r = Report::new(false);
+        starts(&mut r);
+        let s = |us: u64| Stats::new(vec![Duration::from_micros(us)]);
+        r.round_trip(vec![s(100), s(100), s(300)]);
+        r.latency(Input::SmallMap, Op::Check, vec![s(200), s(180), s(600)]);
+        r.throughput(Op::Check, 64, &[[900.0, 1000.0, 100.0]]);
+        let md = r.markdown();
+        for present in
+            ["### Latency per call over gRPC", "### Throughput", "### Peak RSS", "### Lifecycle", "Engine.Log"]
+        {
+            assert!(md.contains(present), "{present} missing from {md}");
+        }
+        assert!(md.contains("| Check, 64 concurrent | 900 | 1000 | 100 | 0.90 | 9.00 |"), "{md}");
+        assert!(
+            md.contains(
+                "| per-call p50 WASM/native <= 1.10 | worst 1.11 (Check small map); 0 of 1 calls within | **missed** |"
+            ),
+            "{md}"
+        );
+    }
 }
