@@ -291,20 +291,22 @@ impl Report {
             ],
         );
 
+        let growth = self.growth();
         // A `--starts` run has the start-up table alone.
         if !self.latency.is_empty() {
-            self.over_grpc(&mut o);
+            self.over_grpc(&mut o, growth.as_ref());
         }
 
         o.push_str("### Targets\n\n");
         let (warm, native, python) = (self.start("WASM, warm cache"), self.start("native"), self.start("Python"));
         let ready = (self.ready("WASM, warm cache"), self.ready("native"), self.ready("Python"));
-        table(&mut o, &["target", "measured", ""], &self.targets((warm, native, python), ready, self.growth()));
+        table(&mut o, &["target", "measured", ""], &self.targets((warm, native, python), ready, growth));
         o
     }
 
     /// The tables measured over gRPC, against the running providers.
-    fn over_grpc(&self, o: &mut String) {
+    /// `growth`: [`Report::growth`].
+    fn over_grpc(&self, o: &mut String, growth: Option<&(usize, usize, [f64; 3])>) {
         o.push_str("### Latency per call over gRPC (µs)\n\n");
         let floor = self.round_trip.iter().map(|s| ("GetPluginInfo (the round trip alone)".to_owned(), &s[..]));
         let calls = self.latency.iter().map(|(input, op, s)| (format!("{} {}", op.label(), input.label()), &s[..]));
@@ -377,7 +379,7 @@ impl Report {
             ],
             &rows,
         );
-        if let Some(g) = &self.growth() {
+        if let Some(g) = growth {
             let _ = writeln!(
                 o,
                 "Growth from {} to {} resources (time ratio; {:.0} is linear): WASM {:.2}, native {:.2}, Python {:.2}.\n",
