@@ -65,7 +65,10 @@ fn object(input: &DeriveInput, ty: &TypeAttrs, fields: &FieldsNamed) -> Result<T
                 return Err(Error::new_spanned(ident, "`flatten` takes no other attributes"));
             }
             props.push(quote!(out.extend_from_slice(<#fty as #sdk::Object>::properties());));
-            decode.push(quote!(let #var = <#fty as #sdk::Object>::decode_fields(m, cx);));
+            decode.push(quote! {
+                let #var = <#fty as #sdk::Object>::decode_fields(m, cx);
+                __at += <#fty as #sdk::Object>::properties().len();
+            });
             encode.push(quote!(<#fty as #sdk::Object>::encode_fields(&self.#ident, out);));
             continue;
         }
@@ -87,7 +90,10 @@ fn object(input: &DeriveInput, ty: &TypeAttrs, fields: &FieldsNamed) -> Result<T
         }
         props.push(quote!(out.push(#p);));
         let (min, max) = (optional(&a.min), optional(&a.max));
-        decode.push(quote!(let #var = cx.property::<#fty>(m, #name, #min, #max);));
+        decode.push(quote! {
+            let #var = cx.property::<#fty>(m, &__props[__at], #min, #max);
+            __at += 1;
+        });
         let secret = a.secret;
         encode.push(quote!(#sdk::put(out, #name, #sdk::PulumiType::encode(&self.#ident), #secret);));
     }
@@ -127,8 +133,12 @@ fn object(input: &DeriveInput, ty: &TypeAttrs, fields: &FieldsNamed) -> Result<T
                     out
                 })
             }
-            #[allow(unused_variables)]
+            #[allow(unused_variables, unused_assignments, unused_mut)]
             fn decode_fields(m: &#sdk::PropertyMap, cx: &mut #sdk::Decoder) -> ::core::option::Option<Self> {
+                // Each field's `Property` is at its place in `properties()`,
+                // after those of the flattened fields before it.
+                let __props = <Self as #sdk::Object>::properties();
+                let mut __at = 0usize;
                 // Every field is decoded before any `?`, so all failures are reported.
                 #(#decode)*
                 ::core::option::Option::Some(Self { #(#build),* })

@@ -2,7 +2,7 @@
 //! object-safe trait that speaks raw requests, so the provider can dispatch
 //! by token. The typed conventions live here: decode, call, encode, re-mark secrets.
 
-use super::decode::{Decoded, decode, decode_state, decode_with, describe};
+use super::decode::{Decoded, decode, decode_defaulted, decode_state, decode_with, describe};
 use super::resource::{Context, Function, Partial, Resource};
 use super::schema::{self, Json, Types};
 use super::types::{Object, Property, normalize};
@@ -39,6 +39,16 @@ fn inputs<T: Object>(mut raw: PropertyMap) -> Result<(PropertyMap, Decoded<T>)> 
         return Err(invalid("inputs", &decoded.failures));
     }
     Ok((raw, decoded))
+}
+
+/// [`inputs`] when only the typed value is needed (not a preview): the
+/// normalized map is not built.
+fn typed_inputs<T: Object>(raw: &PropertyMap) -> Result<(T, Decoded<T>)> {
+    let decoded = decode_defaulted::<T>(raw);
+    if !decoded.failures.is_empty() {
+        return Err(invalid("inputs", &decoded.failures));
+    }
+    known(decoded)
 }
 
 fn state<T: Object>(raw: &PropertyMap) -> Result<(T, Decoded<T>)> {
@@ -130,12 +140,12 @@ impl<R: Resource> AnyResource for R {
     }
 
     fn create(&self, ctx: &Context, req: CreateRequest) -> Result<CreateResponse> {
-        let (raw, decoded) = inputs::<R::Inputs>(req.properties)?;
         if req.preview {
+            let (raw, decoded) = inputs::<R::Inputs>(req.properties)?;
             let properties = preview(self, ctx, None, raw, decoded)?;
             return Ok(CreateResponse { id: String::new(), properties, refresh_before_update: false });
         }
-        let (inputs, decoded) = known(decoded)?;
+        let (inputs, decoded) = typed_inputs::<R::Inputs>(&req.properties)?;
         validated(self, &inputs)?;
         let (id, state) = Resource::create(self, ctx, inputs)?;
         Ok(CreateResponse { id, properties: encode(&state, &decoded), refresh_before_update: false })
@@ -157,11 +167,11 @@ impl<R: Resource> AnyResource for R {
 
     fn update(&self, ctx: &Context, req: UpdateRequest) -> Result<UpdateResponse> {
         let (olds, old_decoded) = state::<R::State>(&req.olds)?;
-        let (raw, decoded) = inputs::<R::Inputs>(req.news)?;
         let properties = if req.preview {
+            let (raw, decoded) = inputs::<R::Inputs>(req.news)?;
             preview(self, ctx, Some(&olds), raw, decoded)?
         } else {
-            let (news, decoded) = known(decoded)?;
+            let (news, decoded) = typed_inputs::<R::Inputs>(&req.news)?;
             validated(self, &news)?;
             let mut out = encode(&Resource::update(self, ctx, &req.id, olds, news)?, &decoded);
             old_decoded.protect(&mut out);

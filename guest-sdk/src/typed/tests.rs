@@ -276,3 +276,54 @@ fn state_decoding_ignores_unknown_keys() {
     assert!(decode_state::<Item>(&m).value.is_some());
     assert_eq!(failures(&decode::<Item>(&m)), pairs(&[("removedLater", "is not a known property")]));
 }
+
+/// Create and Update decode inputs without normalizing them first; the
+/// result must be exactly that of normalizing a copy, then decoding it:
+/// the value, every failure and unknown, and the secret paths in order.
+#[test]
+fn decoding_with_defaults_equals_normalizing_first() {
+    let u = |k| Value::Unknown(k);
+    let secret_output =
+        |v: Value| Value::Output(crate::Output { value: Some(Box::new(v)), secret: true, dependencies: vec![] });
+    let cases = [
+        props! {},
+        props! { "bucketName" => "b", "items" => vec![Value::from(props! { "name" => "a" })] },
+        props! {
+            "bucketName" => "b",
+            "size" => Value::Null,
+            "tags" => Value::Null,
+            "items" => vec![Value::from(props! { "name" => "a", "count" => Value::Null })],
+            "password" => "hunter2",
+            "versioned" => Value::Null,
+        },
+        props! {
+            "bucketName" => Value::secret("b"),
+            "size" => Value::secret("x-large"),
+            "tags" => props! { "env" => Value::secret("prod"), "team" => "a" },
+            "items" => vec![Value::from(props! { "name" => "a", "count" => Value::secret(3) })],
+            "password" => Value::secret("pw"),
+            "extra" => secret_output(props! { "deep" => "x" }.into()),
+        },
+        props! {
+            "bucketName" => u(UnknownKind::String),
+            "password" => u(UnknownKind::String),
+            "items" => vec![Value::from(props! { "name" => u(UnknownKind::String) })],
+            "ratio" => "wrong",
+        },
+        props! {
+            "bucketName" => 1,
+            "size" => "huge",
+            "items" => vec![Value::from(props! { "name" => 3 }), Value::from(props! { "count" => 0 })],
+            "password" => true,
+            "ratio" => 2,
+            "bogus" => 1,
+        },
+    ];
+    for m in cases {
+        let mut normalized = m.clone();
+        normalize::<BucketArgs>(&mut normalized);
+        let expected = decode::<BucketArgs>(&normalized);
+        let got = super::decode::decode_defaulted::<BucketArgs>(&m);
+        assert_eq!(format!("{got:?}"), format!("{expected:?}"), "inputs {m:?}");
+    }
+}
