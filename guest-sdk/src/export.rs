@@ -7,7 +7,7 @@ use std::marker::PhantomData;
 
 use crate::provider::*;
 use crate::value::PropertyMap;
-use crate::wire::{decode, decode_map, encode_map_owned as encode_map};
+use crate::wire::{decode, decode_map, encode_map_owned as encode_map, encode_outputs};
 use crate::wit::exports::pulumi::provider::resource_provider as rp;
 use crate::wit::pulumi::provider::types as t;
 
@@ -170,7 +170,7 @@ impl<P: Provider> rp::Guest for Adapter<P> {
 
     fn create(req: rp::CreateRequest) -> Result<rp::CreateResponse, t::Error> {
         run::<P, _>(|p| {
-            let r = p.create(CreateRequest {
+            let r = p.create_outputs(CreateRequest {
                 urn: req.urn,
                 name: req.name,
                 resource_type: req.type_,
@@ -180,7 +180,7 @@ impl<P: Provider> rp::Guest for Adapter<P> {
             })?;
             Ok(rp::CreateResponse {
                 id: r.id,
-                properties: encode_map(r.properties),
+                properties: encode_outputs(r.properties),
                 refresh_before_update: r.refresh_before_update,
             })
         })
@@ -208,7 +208,7 @@ impl<P: Provider> rp::Guest for Adapter<P> {
 
     fn update(req: rp::UpdateRequest) -> Result<rp::UpdateResponse, t::Error> {
         run::<P, _>(|p| {
-            let r = p.update(UpdateRequest {
+            let r = p.update_outputs(UpdateRequest {
                 id: req.id,
                 urn: req.urn,
                 name: req.name,
@@ -221,7 +221,7 @@ impl<P: Provider> rp::Guest for Adapter<P> {
                 preview: req.preview,
             })?;
             Ok(rp::UpdateResponse {
-                properties: encode_map(r.properties),
+                properties: encode_outputs(r.properties),
                 refresh_before_update: r.refresh_before_update,
             })
         })

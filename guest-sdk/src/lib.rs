@@ -12,6 +12,7 @@ pub mod component;
 pub mod context;
 mod diff;
 mod export;
+mod fields;
 #[cfg(feature = "http")]
 pub mod http;
 pub mod log;
@@ -31,6 +32,8 @@ extern crate self as pulumi_wasm_sdk;
 use __private::wit;
 
 pub use diff::{Differ, same};
+#[doc(hidden)]
+pub use fields::{Fields, Outputs};
 pub use parameterization::Parameterization;
 pub use provider::*;
 pub use value::*;

@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+use crate::fields::Outputs;
 use crate::value::PropertyMap;
 use crate::wit::exports::pulumi::provider::resource_provider as rp;
 use crate::wit::pulumi::provider::types as t;
@@ -105,6 +106,29 @@ pub struct CreateResponse {
     pub refresh_before_update: bool,
 }
 
+/// [`CreateResponse`] as the export layers take it, so that a typed
+/// resource's state goes to the wire without becoming a map first (not
+/// part of the API; see [`Provider::create_outputs`]).
+#[doc(hidden)]
+#[derive(Clone, Debug)]
+pub struct Created {
+    pub id: String,
+    pub properties: Outputs,
+    pub refresh_before_update: bool,
+}
+
+impl From<CreateResponse> for Created {
+    fn from(r: CreateResponse) -> Self {
+        Created { id: r.id, properties: Outputs::Map(r.properties), refresh_before_update: r.refresh_before_update }
+    }
+}
+
+impl From<Created> for CreateResponse {
+    fn from(r: Created) -> Self {
+        CreateResponse { id: r.id, properties: r.properties.into_map(), refresh_before_update: r.refresh_before_update }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct ReadRequest {
     pub id: String,
@@ -143,6 +167,26 @@ pub struct UpdateRequest {
 pub struct UpdateResponse {
     pub properties: PropertyMap,
     pub refresh_before_update: bool,
+}
+
+/// [`UpdateResponse`] as the export layers take it (see [`Created`]).
+#[doc(hidden)]
+#[derive(Clone, Debug)]
+pub struct Updated {
+    pub properties: Outputs,
+    pub refresh_before_update: bool,
+}
+
+impl From<UpdateResponse> for Updated {
+    fn from(r: UpdateResponse) -> Self {
+        Updated { properties: Outputs::Map(r.properties), refresh_before_update: r.refresh_before_update }
+    }
+}
+
+impl From<Updated> for UpdateResponse {
+    fn from(r: Updated) -> Self {
+        UpdateResponse { properties: r.properties.into_map(), refresh_before_update: r.refresh_before_update }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -367,6 +411,20 @@ pub trait Provider: Default + 'static {
 
     fn delete(&mut self, _req: DeleteRequest) -> Result<()> {
         Err(Error::unimplemented("delete"))
+    }
+
+    /// How the export layers call [`Provider::create`]: overridden by typed
+    /// providers only, whose state needs no map on its way out. Not part of
+    /// the API.
+    #[doc(hidden)]
+    fn create_outputs(&mut self, req: CreateRequest) -> Result<Created> {
+        self.create(req).map(Created::from)
+    }
+
+    /// [`Provider::create_outputs`] for [`Provider::update`].
+    #[doc(hidden)]
+    fn update_outputs(&mut self, req: UpdateRequest) -> Result<Updated> {
+        self.update(req).map(Updated::from)
     }
 
     fn construct(&mut self, _req: ConstructRequest) -> Result<ConstructResponse> {

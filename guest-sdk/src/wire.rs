@@ -18,8 +18,8 @@ use crate::wit::pulumi::provider::types as w;
 macro_rules! __value_codec {
     ($types:path) => {
         use $crate::{
-            Archive, ArchiveMember, ArchiveSource, Asset, AssetSource, Output, PropertyMap, RefId, ResourceRef,
-            UnknownKind, Value,
+            Archive, ArchiveMember, ArchiveSource, Asset, AssetSource, Output, Outputs, PropertyMap, RefId,
+            ResourceRef, UnknownKind, Value,
         };
         use $types as w;
 
@@ -84,6 +84,21 @@ macro_rules! __value_codec {
             enc.into_value()
         }
 
+        /// [`encode_map_owned`] of a map or of sorted pairs (a typed state).
+        pub fn encode_outputs(o: Outputs) -> w::Value {
+            let f = match o {
+                Outputs::Map(m) => return encode_map_owned(m),
+                Outputs::Fields(f) => f,
+            };
+            let mut sizes = Sizes::default();
+            sizes.pairs(f.iter());
+            let mut enc = Encoder::with_sizes(&sizes);
+            let at = enc.reserve();
+            let span = enc.keys(f.iter().map(|(k, _)| k));
+            enc.children(at, span, f.into_values());
+            enc.into_value()
+        }
+
         /// The lengths the encoder's buffers reach for a value, counted
         /// first so each is allocated once: growing them by doubling cost a
         /// small map's response five allocations and copies of its text alone.
@@ -104,9 +119,13 @@ macro_rules! __value_codec {
             }
 
             fn object(&mut self, m: &PropertyMap) {
+                self.pairs(m.iter().map(|(k, v)| (k.as_str(), v)))
+            }
+
+            fn pairs<'p>(&mut self, pairs: impl ExactSizeIterator<Item = (&'p str, &'p Value)>) {
                 self.nodes += 1;
-                self.fields += m.len();
-                for (k, v) in m {
+                self.fields += pairs.len();
+                for (k, v) in pairs {
                     self.text += k.len();
                     self.value(v);
                 }
@@ -342,7 +361,7 @@ macro_rules! __value_codec {
             }
 
             /// Keys first, so that the object's pairs are one span of fields.
-            fn keys<'k>(&mut self, keys: impl ExactSizeIterator<Item = &'k String>) -> (usize, usize) {
+            fn keys<'k>(&mut self, keys: impl ExactSizeIterator<Item = &'k str>) -> (usize, usize) {
                 let (start, count) = (self.field, keys.len());
                 for (j, k) in keys.enumerate() {
                     let [s, l] = self.text(k);
@@ -360,8 +379,18 @@ macro_rules! __value_codec {
 
             fn push_object(&mut self, m: PropertyMap) -> u32 {
                 let at = self.reserve();
-                let (start, count) = self.keys(m.keys());
-                for (j, v) in m.into_values().enumerate() {
+                let span = self.keys(m.keys().map(String::as_str));
+                self.children(at, span, m.into_values())
+            }
+
+            /// The values of the object at node `at` whose keys are `span` of fields.
+            fn children(
+                &mut self,
+                at: u32,
+                (start, count): (usize, usize),
+                values: impl Iterator<Item = Value>,
+            ) -> u32 {
+                for (j, v) in values.enumerate() {
                     let child = self.push(v);
                     self.set_child(start + j, child);
                 }
@@ -395,7 +424,7 @@ macro_rules! __value_codec {
                     Some(ArchiveSource::Path(p)) => (SOURCE_PATH, self.text(&p)),
                     Some(ArchiveSource::Uri(u)) => (SOURCE_URI, self.text(&u)),
                     Some(ArchiveSource::Assets(m)) => {
-                        let (start, count) = self.keys(m.keys());
+                        let (start, count) = self.keys(m.keys().map(String::as_str));
                         members = Some((start, m));
                         (SOURCE_ASSETS, [start as u32, count as u32])
                     }
@@ -636,7 +665,7 @@ mod codec {
     crate::__value_codec!(crate::wit::pulumi::provider::types);
 }
 
-pub(crate) use codec::{decode, decode_map, encode_map_owned, encode_owned};
+pub(crate) use codec::{decode, decode_map, encode_map_owned, encode_outputs, encode_owned};
 
 /// [`encode_map_owned`] of a borrowed map (copies every string); the exports
 /// encode their own results by value.
@@ -788,6 +817,29 @@ mod tests {
         assert_eq!((long_strings, wire.long.len()), (1, 2), "strings of 1 KiB and more move whole, asset text too");
         assert_eq!(wire.text.capacity(), wire.text.len());
         assert_eq!(decode_map(wire).unwrap(), m);
+    }
+
+    /// A typed state goes out as sorted pairs: the words must be those of the
+    /// same properties as a map, to the word, the text and the long strings.
+    #[test]
+    fn pairs_encode_as_the_same_map_would() {
+        let m = props! {
+            "b" => true,
+            "obj" => props! { "deep" => props! { "deeper" => "x" } },
+            "secret" => Value::secret(vec![Value::from("a"), Value::from(2)]),
+            "asset" => Asset::text("x".repeat(4096)),
+            "long" => "é".repeat(1000),
+            "a" => 1.5,
+        };
+        let mut fields = crate::Fields::default();
+        for (k, v) in m.iter().rev() {
+            fields.push(k.clone(), v.clone());
+        }
+        fields.sort();
+        let (from_pairs, from_map) = (encode_outputs(crate::Outputs::Fields(fields)), encode_map(&m));
+        assert_eq!(from_pairs.words, from_map.words);
+        assert_eq!((from_pairs.text, from_pairs.long), (from_map.text, from_map.long));
+        assert_eq!(from_pairs.words.capacity(), from_pairs.words.len(), "sized exactly, one allocation");
     }
 
     /// A value of `nodes` over the same two fields, `k` then a key past the

@@ -332,8 +332,9 @@ pub fn call_response(r: sdk::CallResponse) -> rp::CallResponse {
     }
 }
 
-pub fn create_response(r: sdk::CreateResponse) -> rp::CreateResponse {
-    rp::CreateResponse { id: r.id, properties: wire_map(r.properties), refresh_before_update: r.refresh_before_update }
+pub fn create_response(r: sdk::Created) -> rp::CreateResponse {
+    let properties = codec::encode_outputs(r.properties);
+    rp::CreateResponse { id: r.id, properties, refresh_before_update: r.refresh_before_update }
 }
 
 pub fn read_response(r: sdk::ReadResponse) -> rp::ReadResponse {
@@ -345,8 +346,11 @@ pub fn read_response(r: sdk::ReadResponse) -> rp::ReadResponse {
     }
 }
 
-pub fn update_response(r: sdk::UpdateResponse) -> rp::UpdateResponse {
-    rp::UpdateResponse { properties: wire_map(r.properties), refresh_before_update: r.refresh_before_update }
+pub fn update_response(r: sdk::Updated) -> rp::UpdateResponse {
+    rp::UpdateResponse {
+        properties: codec::encode_outputs(r.properties),
+        refresh_before_update: r.refresh_before_update,
+    }
 }
 
 pub fn construct_response(r: sdk::ConstructResponse) -> rp::ConstructResponse {

@@ -237,7 +237,7 @@ impl<P: Provider> Backend for NativeBackend<P> {
     }
 
     async fn create(&self, _: Option<Duration>, r: rp::CreateRequest) -> CallResult<rp::CreateResponse> {
-        self.with(|p| p.create(convert::create(r)?).map(convert::create_response), None)
+        self.with(|p| p.create_outputs(convert::create(r)?).map(convert::create_response), None)
     }
 
     async fn read(&self, _: Option<Duration>, r: rp::ReadRequest) -> CallResult<rp::ReadResponse> {
@@ -245,7 +245,7 @@ impl<P: Provider> Backend for NativeBackend<P> {
     }
 
     async fn update(&self, _: Option<Duration>, r: rp::UpdateRequest) -> CallResult<rp::UpdateResponse> {
-        self.with(|p| p.update(convert::update(r)?).map(convert::update_response), None)
+        self.with(|p| p.update_outputs(convert::update(r)?).map(convert::update_response), None)
     }
 
     async fn delete(&self, _: Option<Duration>, r: rp::DeleteRequest) -> CallResult<()> {

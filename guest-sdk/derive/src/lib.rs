@@ -69,7 +69,7 @@ fn object(input: &DeriveInput, ty: &TypeAttrs, fields: &FieldsNamed) -> Result<T
                 let #var = <#fty as #sdk::Object>::decode_fields(m, cx);
                 __at += <#fty as #sdk::Object>::properties().len();
             });
-            encode.push(quote!(<#fty as #sdk::Object>::encode_fields(&self.#ident, out);));
+            encode.push(quote!(<#fty as #sdk::Object>::encode_into(&self.#ident, out);));
             continue;
         }
         let name = a.name.clone().unwrap_or_else(|| camel(&ident.to_string()));
@@ -144,7 +144,7 @@ fn object(input: &DeriveInput, ty: &TypeAttrs, fields: &FieldsNamed) -> Result<T
                 ::core::option::Option::Some(Self { #(#build),* })
             }
             #[allow(unused_variables)]
-            fn encode_fields(&self, out: &mut #sdk::PropertyMap) {
+            fn encode_into(&self, out: &mut #sdk::Fields) {
                 #(#encode)*
             }
         }

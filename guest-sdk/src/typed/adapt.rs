@@ -6,6 +6,7 @@ use super::decode::{Decoded, decode, decode_defaulted, decode_state, decode_with
 use super::resource::{Context, Function, Partial, Resource};
 use super::schema::{self, Json, Types};
 use super::types::{Object, Property, normalize};
+use crate::fields::{Fields, Outputs};
 use crate::provider::*;
 use crate::value::{PropertyMap, Value};
 
@@ -13,9 +14,9 @@ pub(crate) trait AnyResource {
     fn schema(&self, types: &mut Types) -> Json;
     fn check(&self, ctx: &Context, req: CheckRequest) -> Result<CheckResponse>;
     fn diff(&self, ctx: &Context, req: DiffRequest) -> Result<DiffResponse>;
-    fn create(&self, ctx: &Context, req: CreateRequest) -> Result<CreateResponse>;
+    fn create(&self, ctx: &Context, req: CreateRequest) -> Result<Created>;
     fn read(&self, ctx: &Context, req: ReadRequest) -> Result<ReadResponse>;
-    fn update(&self, ctx: &Context, req: UpdateRequest) -> Result<UpdateResponse>;
+    fn update(&self, ctx: &Context, req: UpdateRequest) -> Result<Updated>;
     fn delete(&self, ctx: &Context, req: DeleteRequest) -> Result<()>;
 }
 
@@ -79,6 +80,13 @@ fn encode<S: Object, I>(state: &S, inputs: &Decoded<I>) -> PropertyMap {
     out
 }
 
+/// [`encode`] as sorted pairs, for the wire: no map is built.
+fn encode_fields<S: Object, I>(state: &S, inputs: &Decoded<I>) -> Fields {
+    let mut out = state.to_fields();
+    inputs.protect_fields(&mut out);
+    out
+}
+
 /// The default preview: the inputs as given, other state properties unknown.
 fn preview_state(inputs: &PropertyMap, input_props: &[Property], state_props: &[Property]) -> PropertyMap {
     let mut out = inputs.clone();
@@ -139,16 +147,17 @@ impl<R: Resource> AnyResource for R {
         Resource::diff(self, ctx, req)
     }
 
-    fn create(&self, ctx: &Context, req: CreateRequest) -> Result<CreateResponse> {
+    fn create(&self, ctx: &Context, req: CreateRequest) -> Result<Created> {
         if req.preview {
             let (raw, decoded) = inputs::<R::Inputs>(req.properties)?;
-            let properties = preview(self, ctx, None, raw, decoded)?;
-            return Ok(CreateResponse { id: String::new(), properties, refresh_before_update: false });
+            let properties = Outputs::Map(preview(self, ctx, None, raw, decoded)?);
+            return Ok(Created { id: String::new(), properties, refresh_before_update: false });
         }
         let (inputs, decoded) = typed_inputs::<R::Inputs>(&req.properties)?;
         validated(self, &inputs)?;
         let (id, state) = Resource::create(self, ctx, inputs)?;
-        Ok(CreateResponse { id, properties: encode(&state, &decoded), refresh_before_update: false })
+        let properties = Outputs::Fields(encode_fields(&state, &decoded));
+        Ok(Created { id, properties, refresh_before_update: false })
     }
 
     /// The returned inputs are the input properties of the refreshed state.
@@ -165,19 +174,19 @@ impl<R: Resource> AnyResource for R {
         Ok(ReadResponse { id, properties, inputs, refresh_before_update: false })
     }
 
-    fn update(&self, ctx: &Context, req: UpdateRequest) -> Result<UpdateResponse> {
+    fn update(&self, ctx: &Context, req: UpdateRequest) -> Result<Updated> {
         let (olds, old_decoded) = state::<R::State>(&req.olds)?;
         let properties = if req.preview {
             let (raw, decoded) = inputs::<R::Inputs>(req.news)?;
-            preview(self, ctx, Some(&olds), raw, decoded)?
+            Outputs::Map(preview(self, ctx, Some(&olds), raw, decoded)?)
         } else {
             let (news, decoded) = typed_inputs::<R::Inputs>(&req.news)?;
             validated(self, &news)?;
-            let mut out = encode(&Resource::update(self, ctx, &req.id, olds, news)?, &decoded);
-            old_decoded.protect(&mut out);
-            out
+            let mut out = encode_fields(&Resource::update(self, ctx, &req.id, olds, news)?, &decoded);
+            old_decoded.protect_fields(&mut out);
+            Outputs::Fields(out)
         };
-        Ok(UpdateResponse { properties, refresh_before_update: false })
+        Ok(Updated { properties, refresh_before_update: false })
     }
 
     fn delete(&self, ctx: &Context, req: DeleteRequest) -> Result<()> {

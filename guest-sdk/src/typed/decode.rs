@@ -7,6 +7,7 @@ use std::borrow::Cow;
 
 use super::types::{Object, Property, PulumiType, is_secret};
 use crate::diff::{push_index, push_key};
+use crate::fields::Fields;
 use crate::provider::CheckFailure;
 use crate::value::{PropertyMap, Value};
 
@@ -292,12 +293,34 @@ impl<T> Decoded<T> {
     pub fn protect(&self, out: &mut PropertyMap) {
         protect(&self.secrets, out)
     }
+
+    /// [`Decoded::protect`] of sorted pairs.
+    pub(crate) fn protect_fields(&self, out: &mut Fields) {
+        protect(&self.secrets, out)
+    }
 }
 
-fn protect(secrets: &[Vec<Seg>], out: &mut PropertyMap) {
+/// The top level of what [`protect`] marks: a map or sorted pairs.
+trait Named {
+    fn named(&mut self, name: &str) -> Option<&mut Value>;
+}
+
+impl Named for PropertyMap {
+    fn named(&mut self, name: &str) -> Option<&mut Value> {
+        self.get_mut(name)
+    }
+}
+
+impl Named for Fields {
+    fn named(&mut self, name: &str) -> Option<&mut Value> {
+        self.get_mut(name)
+    }
+}
+
+fn protect(secrets: &[Vec<Seg>], out: &mut impl Named) {
     for path in secrets {
         if let Some((Seg::Key(k), rest)) = path.split_first()
-            && let Some(v) = out.get_mut(k.as_ref())
+            && let Some(v) = out.named(k.as_ref())
         {
             mark(v, rest);
         }

@@ -95,6 +95,8 @@ pub use schema::{Json, Types};
 pub use types::{Object, Property, PulumiType, normalize, normalize_object, put};
 
 // What typed providers use most, so `use pulumi_wasm_sdk::typed::*` is enough.
+#[doc(hidden)]
+pub use crate::fields::Fields;
 pub use crate::provider::{CheckFailure, CheckRequest, CheckResponse, DiffRequest, DiffResponse, Error, Result};
 pub use crate::value::{Archive, Asset, PropertyMap, UnknownKind, Value};
 pub use crate::{Differ, export_provider};

@@ -245,6 +245,10 @@ impl<P: Package> Provider for Typed<P> {
     }
 
     fn create(&mut self, req: CreateRequest) -> Result<CreateResponse> {
+        self.create_outputs(req).map(CreateResponse::from)
+    }
+
+    fn create_outputs(&mut self, req: CreateRequest) -> Result<Created> {
         let ctx = self.ctx(&req.urn, &req.name, &req.resource_type, req.timeout);
         self.resource(&req.resource_type)?.create(&ctx, req)
     }
@@ -255,6 +259,10 @@ impl<P: Package> Provider for Typed<P> {
     }
 
     fn update(&mut self, req: UpdateRequest) -> Result<UpdateResponse> {
+        self.update_outputs(req).map(UpdateResponse::from)
+    }
+
+    fn update_outputs(&mut self, req: UpdateRequest) -> Result<Updated> {
         let ctx = self.ctx(&req.urn, &req.name, &req.resource_type, req.timeout);
         self.resource(&req.resource_type)?.update(&ctx, req)
     }

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use super::decode::Decoder;
 use super::schema::{Json, Types};
+use crate::fields::Fields;
 use crate::value::{Archive, Asset, PropertyMap, UnknownKind, Value};
 
 /// A Rust type that can be a Pulumi property. Derive it for structs (objects)
@@ -46,12 +47,25 @@ pub trait Object: PulumiType {
     fn properties() -> &'static [Property];
     /// Decodes the fields from `m`; all of them, so every failure is reported.
     fn decode_fields(m: &PropertyMap, cx: &mut Decoder) -> Option<Self>;
-    fn encode_fields(&self, out: &mut PropertyMap);
+    /// Appends the fields as pairs, in declaration order (derived).
+    fn encode_into(&self, out: &mut Fields);
+
+    fn encode_fields(&self, out: &mut PropertyMap) {
+        let mut f = Fields::with_capacity(Self::properties().len());
+        self.encode_into(&mut f);
+        out.extend(f.into_map());
+    }
 
     fn to_map(&self) -> PropertyMap {
-        let mut m = PropertyMap::new();
-        self.encode_fields(&mut m);
-        m
+        self.to_fields().into_map()
+    }
+
+    /// The fields as pairs sorted by name: what the wire encoder takes.
+    fn to_fields(&self) -> Fields {
+        let mut f = Fields::with_capacity(Self::properties().len());
+        self.encode_into(&mut f);
+        f.sort();
+        f
     }
 }
 
@@ -108,9 +122,9 @@ impl Property {
 
 /// Adds an encoded field (derive helper): nulls are left out, secrets wrapped.
 #[doc(hidden)]
-pub fn put(out: &mut PropertyMap, name: &str, v: Value, secret: bool) {
+pub fn put(out: &mut Fields, name: &'static str, v: Value, secret: bool) {
     if !v.is_null() {
-        out.insert(name.to_owned(), if secret { Value::secret(v) } else { v });
+        out.push(name, if secret { Value::secret(v) } else { v });
     }
 }
 
