@@ -69,7 +69,7 @@ fn object(input: &DeriveInput, ty: &TypeAttrs, fields: &FieldsNamed) -> Result<T
                 let #var = <#fty as #sdk::Object>::decode_fields(m, cx);
                 __at += <#fty as #sdk::Object>::properties().len();
             });
-            encode.push(quote!(<#fty as #sdk::Object>::encode_into(&self.#ident, out);));
+            encode.push((None, quote!(<#fty as #sdk::Object>::encode_into(&self.#ident, out);)));
             continue;
         }
         let name = a.name.clone().unwrap_or_else(|| camel(&ident.to_string()));
@@ -95,8 +95,10 @@ fn object(input: &DeriveInput, ty: &TypeAttrs, fields: &FieldsNamed) -> Result<T
             __at += 1;
         });
         let secret = a.secret;
-        encode.push(quote!(#sdk::put(out, #name, #sdk::PulumiType::encode(&self.#ident), #secret);));
+        let put = quote!(#sdk::put(out, #name, #sdk::PulumiType::encode(&self.#ident), #secret););
+        encode.push((Some(name), put));
     }
+    let encode = sorted_runs(encode);
     let ident = &input.ident;
     let name = ident.to_string();
     let doc = docs(&input.attrs);
@@ -155,6 +157,29 @@ fn object(input: &DeriveInput, ty: &TypeAttrs, fields: &FieldsNamed) -> Result<T
             }
         }
     })
+}
+
+/// The fields' encodings with each run of named fields between flattened
+/// ones sorted by name: the pairs then need (almost) no sorting at run
+/// time, where sorting a small state's unsorted pairs was a tenth of its
+/// Create natively. Flattened fields keep their places, so of two fields
+/// with one name the later still wins.
+fn sorted_runs(encode: Vec<(Option<String>, Tokens)>) -> Vec<Tokens> {
+    let mut out = Vec::with_capacity(encode.len());
+    let mut run: Vec<(String, Tokens)> = vec![];
+    for (name, tokens) in encode {
+        match name {
+            Some(name) => run.push((name, tokens)),
+            None => {
+                run.sort_by(|a, b| a.0.cmp(&b.0));
+                out.extend(run.drain(..).map(|(_, t)| t));
+                out.push(tokens);
+            }
+        }
+    }
+    run.sort_by(|a, b| a.0.cmp(&b.0));
+    out.extend(run.into_iter().map(|(_, t)| t));
+    out
 }
 
 fn enumeration(input: &DeriveInput, ty: &TypeAttrs, data: &syn::DataEnum) -> Result<Tokens> {

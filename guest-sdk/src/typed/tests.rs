@@ -327,3 +327,62 @@ fn decoding_with_defaults_equals_normalizing_first() {
         assert_eq!(format!("{got:?}"), format!("{expected:?}"), "inputs {m:?}");
     }
 }
+
+/// A state whose own `name` comes after a flattened one.
+#[derive(PulumiType)]
+pub struct Renamed {
+    pub z_last: u32,
+    pub a_first: String,
+    #[pulumi(flatten)]
+    pub item: Item,
+    /// Declared after `item`, so its `name` wins over the item's.
+    #[pulumi(name = "name")]
+    pub own_name: String,
+    pub b_after: bool,
+}
+
+/// The derive emits each run of named fields sorted by name, so a state's
+/// pairs need no sorting but for flattened fields; and of two fields with
+/// one name the later wins, in the pairs as in the map.
+#[test]
+fn pairs_come_sorted_per_run_and_the_later_name_wins() {
+    let args = BucketArgs {
+        bucket_name: "b".into(),
+        size: Size::Small,
+        tags: None,
+        items: vec![],
+        password: Some("pw".into()),
+        index: None,
+        site: None,
+        fill: Some(0.5),
+        extra: None,
+        versioned: false,
+    };
+    let mut f = Fields::default();
+    args.encode_into(&mut f);
+    let names: Vec<&str> = f.iter().map(|(k, _)| k).collect();
+    assert_eq!(names, ["bucketName", "items", "password", "ratio", "size", "versioned"]);
+
+    let r = Renamed {
+        z_last: 1,
+        a_first: "a".into(),
+        item: Item { name: "inner".into(), count: 2 },
+        own_name: "outer".into(),
+        b_after: true,
+    };
+    let mut f = Fields::default();
+    r.encode_into(&mut f);
+    let names: Vec<&str> = f.iter().map(|(k, _)| k).collect();
+    assert_eq!(names, ["aFirst", "zLast", "count", "name", "bAfter", "name"]);
+    // What inserting the pairs into a map in the order pushed gives.
+    let mut inserted = PropertyMap::new();
+    for (k, v) in f.iter() {
+        inserted.insert(k.to_owned(), v.clone());
+    }
+    assert_eq!(inserted["name"], Value::from("outer"));
+    assert_eq!(r.to_map(), inserted);
+    assert_eq!(
+        r.to_fields().iter().map(|(k, _)| k).collect::<Vec<_>>(),
+        ["aFirst", "bAfter", "count", "name", "zLast"]
+    );
+}
