@@ -161,7 +161,7 @@ fn object(input: &DeriveInput, ty: &TypeAttrs, fields: &FieldsNamed) -> Result<T
 
 /// The fields' encodings with each run of named fields between flattened
 /// ones sorted by name: the pairs then need (almost) no sorting at run
-/// time, where sorting a small state's unsorted pairs was a tenth of its
+/// time, where sorting a small state's unsorted pairs was ~6% of its
 /// Create natively. Flattened fields keep their places, so of two fields
 /// with one name the later still wins.
 fn sorted_runs(encode: Vec<(Option<String>, Tokens)>) -> Vec<Tokens> {

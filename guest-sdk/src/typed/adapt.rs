@@ -81,7 +81,7 @@ fn encode<S: Object, I>(state: &S, inputs: &Decoded<I>) -> PropertyMap {
 }
 
 /// [`encode`] as sorted pairs, for the wire: no map is built.
-fn encode_fields<S: Object, I>(state: &S, inputs: &Decoded<I>) -> Fields {
+fn encode_pairs<S: Object, I>(state: &S, inputs: &Decoded<I>) -> Fields {
     let mut out = state.to_fields();
     inputs.protect_fields(&mut out);
     out
@@ -156,7 +156,7 @@ impl<R: Resource> AnyResource for R {
         let (inputs, decoded) = typed_inputs::<R::Inputs>(&req.properties)?;
         validated(self, &inputs)?;
         let (id, state) = Resource::create(self, ctx, inputs)?;
-        let properties = Outputs::Fields(encode_fields(&state, &decoded));
+        let properties = Outputs::Fields(encode_pairs(&state, &decoded));
         Ok(Created { id, properties, refresh_before_update: false })
     }
 
@@ -182,7 +182,7 @@ impl<R: Resource> AnyResource for R {
         } else {
             let (news, decoded) = typed_inputs::<R::Inputs>(&req.news)?;
             validated(self, &news)?;
-            let mut out = encode_fields(&Resource::update(self, ctx, &req.id, olds, news)?, &decoded);
+            let mut out = encode_pairs(&Resource::update(self, ctx, &req.id, olds, news)?, &decoded);
             old_decoded.protect_fields(&mut out);
             Outputs::Fields(out)
         };

@@ -47,13 +47,13 @@ pub trait Object: PulumiType {
     fn properties() -> &'static [Property];
     /// Decodes the fields from `m`; all of them, so every failure is reported.
     fn decode_fields(m: &PropertyMap, cx: &mut Decoder) -> Option<Self>;
-    /// Appends the fields as pairs, in declaration order (derived).
+    /// Appends the fields as pairs; the derive emits each run of fields
+    /// between flattened ones in name order.
     fn encode_into(&self, out: &mut Fields);
 
+    /// Inserts the fields into `out`; of two with one name the later wins.
     fn encode_fields(&self, out: &mut PropertyMap) {
-        let mut f = Fields::with_capacity(Self::properties().len());
-        self.encode_into(&mut f);
-        out.extend(f.into_map());
+        out.extend(self.to_fields().into_map());
     }
 
     fn to_map(&self) -> PropertyMap {
