@@ -32,24 +32,22 @@ fn invalid(what: &str, failures: &[CheckFailure]) -> Error {
     Error::invalid(format!("invalid {what}: {}", describe(failures)))
 }
 
-/// Inputs as the typed methods see them: defaults applied, then decoded.
+/// Decoded inputs, when none failed.
+fn no_failures<T>(decoded: Decoded<T>) -> Result<Decoded<T>> {
+    if decoded.failures.is_empty() { Ok(decoded) } else { Err(invalid("inputs", &decoded.failures)) }
+}
+
+/// Inputs as a preview sees them: defaults applied to the map, then decoded.
 fn inputs<T: Object>(mut raw: PropertyMap) -> Result<(PropertyMap, Decoded<T>)> {
     normalize::<T>(&mut raw);
-    let decoded = decode::<T>(&raw);
-    if !decoded.failures.is_empty() {
-        return Err(invalid("inputs", &decoded.failures));
-    }
+    let decoded = no_failures(decode::<T>(&raw))?;
     Ok((raw, decoded))
 }
 
 /// [`inputs`] when only the typed value is needed (not a preview): the
 /// normalized map is not built.
 fn typed_inputs<T: Object>(raw: &PropertyMap) -> Result<(T, Decoded<T>)> {
-    let decoded = decode_defaulted::<T>(raw);
-    if !decoded.failures.is_empty() {
-        return Err(invalid("inputs", &decoded.failures));
-    }
-    known(decoded)
+    known(no_failures(decode_defaulted::<T>(raw))?)
 }
 
 fn state<T: Object>(raw: &PropertyMap) -> Result<(T, Decoded<T>)> {
@@ -73,18 +71,17 @@ fn validated<R: Resource>(r: &R, inputs: &R::Inputs) -> Result<()> {
     if failures.is_empty() { Ok(()) } else { Err(invalid("inputs", &failures)) }
 }
 
-/// Encodes a state; whatever was secret in the inputs stays secret.
-fn encode<S: Object, I>(state: &S, inputs: &Decoded<I>) -> PropertyMap {
-    let mut out = state.to_map();
-    inputs.protect(&mut out);
-    out
-}
-
-/// [`encode`] as sorted pairs, for the wire: no map is built.
+/// Encodes a state as sorted pairs, for the wire; whatever was secret in
+/// the inputs stays secret.
 fn encode_pairs<S: Object, I>(state: &S, inputs: &Decoded<I>) -> Fields {
     let mut out = state.to_fields();
     inputs.protect_fields(&mut out);
     out
+}
+
+/// [`encode_pairs`] as a map, for the responses that are built as maps.
+fn encode<S: Object, I>(state: &S, inputs: &Decoded<I>) -> PropertyMap {
+    encode_pairs(state, inputs).into_map()
 }
 
 /// The default preview: the inputs as given, other state properties unknown.

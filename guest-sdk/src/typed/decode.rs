@@ -345,19 +345,19 @@ fn mark(v: &mut Value, path: &[Seg]) {
     }
 }
 
-pub(crate) fn decode_with<T: Object>(m: &PropertyMap, strict: bool, require_known: bool) -> Decoded<T> {
-    let mut cx = Decoder::new(strict, require_known);
+fn decode_in<T: Object>(mut cx: Decoder, m: &PropertyMap) -> Decoded<T> {
     let value = cx.fields::<T>(m);
     cx.finish(value)
+}
+
+pub(crate) fn decode_with<T: Object>(m: &PropertyMap, strict: bool, require_known: bool) -> Decoded<T> {
+    decode_in(Decoder::new(strict, require_known), m)
 }
 
 /// [`decode`] of a map that is not normalized: the same result as
 /// normalizing a copy first, without the copy.
 pub(crate) fn decode_defaulted<T: Object>(m: &PropertyMap) -> Decoded<T> {
-    let mut cx = Decoder::new(true, false);
-    cx.defaults = true;
-    let value = cx.fields::<T>(m);
-    cx.finish(value)
+    decode_in(Decoder { defaults: true, ..Decoder::new(true, false) }, m)
 }
 
 /// Decodes resource inputs: unknown keys are failures, unknown values are
