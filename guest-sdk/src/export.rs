@@ -7,7 +7,8 @@ use std::marker::PhantomData;
 
 use crate::provider::*;
 use crate::value::PropertyMap;
-use crate::wire::{decode, decode_map, encode_map_owned as encode_map, encode_outputs};
+// `value`: any value from the host (a replacement trigger).
+use crate::wire::{decode as value, decode_map as map, encode_map_owned as encode_map, encode_outputs, words};
 use crate::wit::exports::pulumi::provider::resource_provider as rp;
 use crate::wit::pulumi::provider::types as t;
 
@@ -26,15 +27,6 @@ fn with<P: Provider, R>(f: impl FnOnce(&mut P) -> R) -> R {
         let provider = any.downcast_mut::<P>().expect("export_provider! registers one type");
         f(provider)
     })
-}
-
-fn map(v: t::Value) -> Result<PropertyMap> {
-    decode_map(v).map_err(|e| Error::InvalidArgument(format!("malformed property map: {e}")))
-}
-
-/// Any value from the host (a replacement trigger).
-fn value(v: t::Value) -> Result<crate::Value> {
-    decode(v).map_err(|e| Error::InvalidArgument(format!("malformed value: {e}")))
 }
 
 fn opt_map(v: Option<t::Value>) -> Result<Option<PropertyMap>> {
@@ -170,14 +162,18 @@ impl<P: Provider> rp::Guest for Adapter<P> {
 
     fn create(req: rp::CreateRequest) -> Result<rp::CreateResponse, t::Error> {
         run::<P, _>(|p| {
-            let r = p.create_outputs(CreateRequest {
-                urn: req.urn,
-                name: req.name,
-                resource_type: req.type_,
-                properties: map(req.properties)?,
-                timeout: req.timeout,
-                preview: req.preview,
-            })?;
+            let properties = words(req.properties)?;
+            let r = p.create_outputs(
+                CreateRequest {
+                    urn: req.urn,
+                    name: req.name,
+                    resource_type: req.type_,
+                    properties: PropertyMap::new(),
+                    timeout: req.timeout,
+                    preview: req.preview,
+                },
+                properties,
+            )?;
             Ok(rp::CreateResponse {
                 id: r.id,
                 properties: encode_outputs(r.properties),

@@ -44,6 +44,14 @@ pub mod __private {
     pub use crate::export::Adapter;
     pub use wit::export_world;
 
+    /// Values' words, read in place: the codec macro's decoding, and what
+    /// the derive's typed decoding reads from.
+    pub mod words {
+        pub use crate::typed::decode::{Input, Source};
+        pub use crate::wire::consts;
+        pub use crate::wire::read::{Layer, Map, Node, Words};
+    }
+
     pub mod wit {
         wit_bindgen::generate!({
             path: "../wit/since_v0.3.1",

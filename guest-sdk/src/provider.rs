@@ -5,6 +5,7 @@ use std::fmt;
 
 use crate::fields::Outputs;
 use crate::value::PropertyMap;
+use crate::wire::read::Words;
 use crate::wit::exports::pulumi::provider::resource_provider as rp;
 use crate::wit::pulumi::provider::types as t;
 
@@ -413,11 +414,13 @@ pub trait Provider: Default + 'static {
         Err(Error::unimplemented("delete"))
     }
 
-    /// How the export layers call [`Provider::create`]: overridden by typed
-    /// providers only, whose state needs no map on its way out. Not part of
-    /// the API.
+    /// How the export layers call [`Provider::create`], with the properties
+    /// still in words (`req`'s are empty): overridden by typed providers
+    /// only, which read their inputs from the words where they lie and
+    /// whose state needs no map on its way out. Not part of the API.
     #[doc(hidden)]
-    fn create_outputs(&mut self, req: CreateRequest) -> Result<Created> {
+    fn create_outputs(&mut self, mut req: CreateRequest, properties: Words) -> Result<Created> {
+        req.properties = properties.into_map()?;
         self.create(req).map(Created::from)
     }
 

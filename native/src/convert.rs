@@ -8,6 +8,7 @@
 use pulumi_wasm_host::runtime::bindings::{rp, types as w};
 use pulumi_wasm_sdk as sdk;
 use pulumi_wasm_sdk::__private::wit::exports::pulumi::provider::resource_provider::CustomTimeouts;
+use sdk::__private::words::Words;
 use sdk::PropertyMap;
 
 // ---------------------------------------------------------------------------
@@ -20,16 +21,11 @@ mod codec {
     pulumi_wasm_sdk::__value_codec!(pulumi_wasm_host::runtime::bindings::types);
 }
 
-/// A property map from the host. The host built it from the wire in
-/// pre-order, but a bad index is still an error rather than a panic.
-pub fn map(v: w::Value) -> sdk::Result<PropertyMap> {
-    codec::decode_map(v).map_err(|e| sdk::Error::InvalidArgument(format!("malformed property map: {e}")))
-}
-
-/// Any value from the host (a replacement trigger).
-fn value(v: w::Value) -> sdk::Result<sdk::Value> {
-    codec::decode(v).map_err(|e| sdk::Error::InvalidArgument(format!("malformed value: {e}")))
-}
+// A property map from the host, and any value (a replacement trigger). The
+// host built them from the wire in pre-order, but a bad index is still an
+// error rather than a panic.
+pub use codec::decode_map as map;
+use codec::decode as value;
 
 fn opt_map(v: Option<w::Value>) -> sdk::Result<Option<PropertyMap>> {
     v.map(map).transpose()
@@ -170,15 +166,19 @@ pub fn call(r: rp::CallRequest) -> sdk::Result<sdk::CallRequest> {
     })
 }
 
-pub fn create(r: rp::CreateRequest) -> sdk::Result<sdk::CreateRequest> {
-    Ok(sdk::CreateRequest {
+/// The request, and its properties still in words (what
+/// [`Provider::create_outputs`](sdk::Provider::create_outputs) takes).
+pub fn create(r: rp::CreateRequest) -> sdk::Result<(sdk::CreateRequest, Words)> {
+    let properties = codec::words(r.properties)?;
+    let req = sdk::CreateRequest {
         urn: r.urn,
         name: r.name,
         resource_type: r.type_,
-        properties: map(r.properties)?,
+        properties: PropertyMap::new(),
         timeout: r.timeout,
         preview: r.preview,
-    })
+    };
+    Ok((req, properties))
 }
 
 pub fn read(r: rp::ReadRequest) -> sdk::Result<sdk::ReadRequest> {

@@ -237,7 +237,13 @@ impl<P: Provider> Backend for NativeBackend<P> {
     }
 
     async fn create(&self, _: Option<Duration>, r: rp::CreateRequest) -> CallResult<rp::CreateResponse> {
-        self.with(|p| p.create_outputs(convert::create(r)?).map(convert::create_response), None)
+        self.with(
+            |p| {
+                let (req, properties) = convert::create(r)?;
+                p.create_outputs(req, properties).map(convert::create_response)
+            },
+            None,
+        )
     }
 
     async fn read(&self, _: Option<Duration>, r: rp::ReadRequest) -> CallResult<rp::ReadResponse> {

@@ -66,7 +66,7 @@ fn object(input: &DeriveInput, ty: &TypeAttrs, fields: &FieldsNamed) -> Result<T
             }
             props.push(quote!(out.extend_from_slice(<#fty as #sdk::Object>::properties());));
             decode.push(quote! {
-                let #var = <#fty as #sdk::Object>::decode_fields(m, cx);
+                let #var = <#fty as #sdk::Object>::decode_from(m, cx);
                 __at += <#fty as #sdk::Object>::properties().len();
             });
             encode.push((None, quote!(<#fty as #sdk::Object>::encode_into(&self.#ident, out);)));
@@ -113,6 +113,12 @@ fn object(input: &DeriveInput, ty: &TypeAttrs, fields: &FieldsNamed) -> Result<T
             fn decode(v: &#sdk::Value, cx: &mut #sdk::Decoder) -> ::core::option::Option<Self> {
                 cx.object::<Self>(v)
             }
+            fn decode_node(
+                n: ::pulumi_wasm_sdk::__private::words::Node<'_>,
+                cx: &mut #sdk::Decoder,
+            ) -> ::core::option::Option<Self> {
+                cx.object_node::<Self>(n)
+            }
             fn encode(&self) -> #sdk::Value {
                 #sdk::Value::Object(#sdk::Object::to_map(self))
             }
@@ -135,8 +141,14 @@ fn object(input: &DeriveInput, ty: &TypeAttrs, fields: &FieldsNamed) -> Result<T
                     out
                 })
             }
-            #[allow(unused_variables, unused_assignments, unused_mut)]
             fn decode_fields(m: &#sdk::PropertyMap, cx: &mut #sdk::Decoder) -> ::core::option::Option<Self> {
+                <Self as #sdk::Object>::decode_from(m, cx)
+            }
+            #[allow(unused_variables, unused_assignments, unused_mut)]
+            fn decode_from<S: ::pulumi_wasm_sdk::__private::words::Source + ?::core::marker::Sized>(
+                m: &S,
+                cx: &mut #sdk::Decoder,
+            ) -> ::core::option::Option<Self> {
                 // Each field's `Property` is at its place in `properties()`,
                 // after those of the flattened fields before it.
                 let __props = <Self as #sdk::Object>::properties();

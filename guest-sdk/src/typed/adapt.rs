@@ -2,19 +2,22 @@
 //! object-safe trait that speaks raw requests, so the provider can dispatch
 //! by token. The typed conventions live here: decode, call, encode, re-mark secrets.
 
-use super::decode::{Decoded, decode, decode_defaulted, decode_state, decode_with, describe};
+use super::decode::{Decoded, Source, decode, decode_defaulted, decode_state, decode_with, describe};
 use super::resource::{Context, Function, Partial, Resource};
 use super::schema::{self, Json, Types};
 use super::types::{Object, Property, normalize};
 use crate::fields::{Fields, Outputs};
 use crate::provider::*;
 use crate::value::{PropertyMap, Value};
+use crate::wire::read::Words;
 
 pub(crate) trait AnyResource {
     fn schema(&self, types: &mut Types) -> Json;
     fn check(&self, ctx: &Context, req: CheckRequest) -> Result<CheckResponse>;
     fn diff(&self, ctx: &Context, req: DiffRequest) -> Result<DiffResponse>;
     fn create(&self, ctx: &Context, req: CreateRequest) -> Result<Created>;
+    /// [`AnyResource::create`] of properties still in words (`req`'s are empty).
+    fn create_words(&self, ctx: &Context, req: CreateRequest, properties: Words) -> Result<Created>;
     fn read(&self, ctx: &Context, req: ReadRequest) -> Result<ReadResponse>;
     fn update(&self, ctx: &Context, req: UpdateRequest) -> Result<Updated>;
     fn delete(&self, ctx: &Context, req: DeleteRequest) -> Result<()>;
@@ -45,9 +48,9 @@ fn inputs<T: Object>(mut raw: PropertyMap) -> Result<(PropertyMap, Decoded<T>)> 
 }
 
 /// [`inputs`] when only the typed value is needed (not a preview): the
-/// normalized map is not built.
-fn typed_inputs<T: Object>(raw: &PropertyMap) -> Result<(T, Decoded<T>)> {
-    known(no_failures(decode_defaulted::<T>(raw))?)
+/// normalized map is not built, and words are read where they lie.
+fn typed_inputs<T: Object, S: Source + ?Sized>(raw: &S) -> Result<(T, Decoded<T>)> {
+    known(no_failures(decode_defaulted::<T, S>(raw))?)
 }
 
 fn state<T: Object>(raw: &PropertyMap) -> Result<(T, Decoded<T>)> {
@@ -114,6 +117,15 @@ fn preview<R: Resource>(
     })
 }
 
+/// A create that is not a preview, from a map or from words.
+fn create<R: Resource, S: Source + ?Sized>(r: &R, ctx: &Context, properties: &S) -> Result<Created> {
+    let (inputs, decoded) = typed_inputs::<R::Inputs, S>(properties)?;
+    validated(r, &inputs)?;
+    let (id, state) = Resource::create(r, ctx, inputs)?;
+    let properties = Outputs::Fields(encode_pairs(&state, &decoded));
+    Ok(Created { id, properties, refresh_before_update: false })
+}
+
 /// The entries of `m` that are among `props`.
 /// Read by ID alone: the state comes from the resource itself; the secrets
 /// are the ones the state type declares.
@@ -150,11 +162,15 @@ impl<R: Resource> AnyResource for R {
             let properties = Outputs::Map(preview(self, ctx, None, raw, decoded)?);
             return Ok(Created { id: String::new(), properties, refresh_before_update: false });
         }
-        let (inputs, decoded) = typed_inputs::<R::Inputs>(&req.properties)?;
-        validated(self, &inputs)?;
-        let (id, state) = Resource::create(self, ctx, inputs)?;
-        let properties = Outputs::Fields(encode_pairs(&state, &decoded));
-        Ok(Created { id, properties, refresh_before_update: false })
+        create(self, ctx, &req.properties)
+    }
+
+    fn create_words(&self, ctx: &Context, mut req: CreateRequest, properties: Words) -> Result<Created> {
+        if req.preview {
+            req.properties = properties.into_map()?;
+            return AnyResource::create(self, ctx, req);
+        }
+        create(self, ctx, &properties.map()?)
     }
 
     /// The returned inputs are the input properties of the refreshed state.
@@ -177,7 +193,7 @@ impl<R: Resource> AnyResource for R {
             let (raw, decoded) = inputs::<R::Inputs>(req.news)?;
             Outputs::Map(preview(self, ctx, Some(&olds), raw, decoded)?)
         } else {
-            let (news, decoded) = typed_inputs::<R::Inputs>(&req.news)?;
+            let (news, decoded) = typed_inputs::<R::Inputs, _>(&req.news)?;
             validated(self, &news)?;
             let mut out = encode_pairs(&Resource::update(self, ctx, &req.id, olds, news)?, &decoded);
             old_decoded.protect_fields(&mut out);

@@ -9,7 +9,8 @@ use super::types::{Object, Property, PulumiType, is_secret};
 use crate::diff::{push_index, push_key};
 use crate::fields::Fields;
 use crate::provider::CheckFailure;
-use crate::value::{PropertyMap, Value};
+use crate::value::{Output, PropertyMap, Value};
+use crate::wire::read::{Layer, Map, Node};
 
 /// One step of a property path. A declared property's key is borrowed (a
 /// path is pushed for every field of every decode; only a map's keys are copied).
@@ -38,10 +39,118 @@ fn article(kind: &str) -> String {
 }
 
 /// A value with its wrappers stripped.
-enum Slot<'v> {
+enum Slot<I> {
     Absent,
     Unknown,
-    Known(&'v Value),
+    Known(I),
+}
+
+/// What a decode reads a value from: a [`Value`], or a [`Node`] of the
+/// words a request came in, read where it lies. Not part of the SDK's API.
+#[doc(hidden)]
+pub trait Input: Copy {
+    #[doc(hidden)]
+    fn layer(self) -> Layer<Self>;
+    /// The number under any secret and known-output layers.
+    #[doc(hidden)]
+    fn number(self) -> Option<f64>;
+    #[doc(hidden)]
+    fn is_null(self) -> bool;
+    #[doc(hidden)]
+    fn is_secret(self) -> bool;
+    /// Decodes a known, plain value with `T`.
+    #[doc(hidden)]
+    fn decode<T: PulumiType>(self, cx: &mut Decoder) -> Option<T>;
+}
+
+impl Input for &Value {
+    fn layer(self) -> Layer<Self> {
+        match self {
+            Value::Null => Layer::Null,
+            Value::Unknown(_) => Layer::Unknown,
+            Value::Secret(inner) => Layer::Secret(inner),
+            Value::Output(Output { value, secret, .. }) => Layer::Output(*secret, value.as_deref()),
+            _ => Layer::Known,
+        }
+    }
+    fn number(self) -> Option<f64> {
+        self.as_f64()
+    }
+    fn is_null(self) -> bool {
+        Value::is_null(self)
+    }
+    fn is_secret(self) -> bool {
+        is_secret(self)
+    }
+    fn decode<T: PulumiType>(self, cx: &mut Decoder) -> Option<T> {
+        T::decode(self, cx)
+    }
+}
+
+impl Input for Node<'_> {
+    fn layer(self) -> Layer<Self> {
+        Node::layer(self)
+    }
+    fn number(self) -> Option<f64> {
+        self.plain().as_f64()
+    }
+    fn is_null(self) -> bool {
+        Node::is_null(self)
+    }
+    fn is_secret(self) -> bool {
+        matches!(self.layer(), Layer::Secret(_) | Layer::Output(true, _))
+    }
+    fn decode<T: PulumiType>(self, cx: &mut Decoder) -> Option<T> {
+        T::decode_node(self, cx)
+    }
+}
+
+/// The properties an object is decoded from: a [`PropertyMap`], or the
+/// fields of an object [`Node`]. Not part of the SDK's API.
+#[doc(hidden)]
+pub trait Source {
+    #[doc(hidden)]
+    type In<'a>: Input
+    where
+        Self: 'a;
+    /// The property named `name`.
+    #[doc(hidden)]
+    fn property(&self, name: &str) -> Option<Self::In<'_>>;
+    /// Each property's name, and whether it is null.
+    #[doc(hidden)]
+    fn names(&self) -> impl Iterator<Item = (&str, bool)>;
+    /// `f` of the properties as a map: built, for words.
+    #[doc(hidden)]
+    fn with_map<R>(&self, f: impl FnOnce(&PropertyMap) -> R) -> R;
+}
+
+impl Source for PropertyMap {
+    type In<'a> = &'a Value;
+    fn property(&self, name: &str) -> Option<&Value> {
+        self.get(name)
+    }
+    fn names(&self) -> impl Iterator<Item = (&str, bool)> {
+        self.iter().map(|(k, v)| (k.as_str(), v.is_null()))
+    }
+    fn with_map<R>(&self, f: impl FnOnce(&PropertyMap) -> R) -> R {
+        f(self)
+    }
+}
+
+impl<'w> Source for Map<'w> {
+    type In<'a>
+        = Node<'w>
+    where
+        Self: 'a;
+    fn property(&self, name: &str) -> Option<Node<'w>> {
+        self.get(name)
+    }
+    fn names(&self) -> impl Iterator<Item = (&str, bool)> {
+        self.iter().map(|(k, v)| (k, v.is_null()))
+    }
+    fn with_map<R>(&self, f: impl FnOnce(&PropertyMap) -> R) -> R {
+        f(&self.to_map())
+    }
 }
 
 /// The state of one decoding: where it is, and what it found so far.
@@ -87,7 +196,13 @@ impl Decoder {
 
     /// Records "must be `expected`, not a `kind`"; always `None`.
     pub fn mismatch<T>(&mut self, expected: &str, v: &Value) -> Option<T> {
-        self.fail(format!("must be {expected}, not {}", article(v.kind_name())));
+        self.mismatch_kind(expected, v.kind_name())
+    }
+
+    /// [`Decoder::mismatch`] of a value of kind `kind` ([`Value::kind_name`]).
+    #[doc(hidden)]
+    pub fn mismatch_kind<T>(&mut self, expected: &str, kind: &str) -> Option<T> {
+        self.fail(format!("must be {expected}, not {}", article(kind)));
         None
     }
 
@@ -115,29 +230,41 @@ impl Decoder {
     /// A property of an object, with an optional inclusive numeric range.
     pub fn property<T: PulumiType>(
         &mut self,
-        m: &PropertyMap,
+        m: &(impl Source + ?Sized),
         p: &'static Property,
         min: Option<f64>,
         max: Option<f64>,
     ) -> Option<T> {
-        let mut v = m.get(p.name).filter(|v| !v.is_null());
+        let v = m.property(p.name).filter(|v| !v.is_null());
         self.enter(Seg::Key(Cow::Borrowed(p.name)));
-        if self.defaults {
-            v = v.or(p.default.as_ref());
-            // Recorded before any secret inside it, in the order `normalize`'s
-            // outer wrapper would have put them.
-            if p.secret && v.is_some_and(|v| !is_secret(v)) {
-                self.secrets.push(self.path.clone());
-            }
-        }
-        let r = if self.in_range(v, min, max) { self.value(v) } else { None };
+        let r = match (v, &p.default) {
+            (Some(v), _) => self.present(v, p, min, max),
+            (None, Some(d)) if self.defaults => self.present(d, p, min, max),
+            (None, _) => self.value_in::<T, &Value>(None),
+        };
         self.leave();
         r
     }
 
+    /// [`Decoder::property`] of a value that is there (or its default).
+    fn present<T: PulumiType, I: Input>(
+        &mut self,
+        v: I,
+        p: &Property,
+        min: Option<f64>,
+        max: Option<f64>,
+    ) -> Option<T> {
+        // Recorded before any secret inside it, in the order `normalize`'s
+        // outer wrapper would have put them.
+        if self.defaults && p.secret && !v.is_secret() {
+            self.secrets.push(self.path.clone());
+        }
+        if self.in_range(v.number(), min, max) { self.value_in(Some(v)) } else { None }
+    }
+
     /// Ranges are checked first: "at least 1" says more than a type's own bounds.
-    fn in_range(&mut self, v: Option<&Value>, min: Option<f64>, max: Option<f64>) -> bool {
-        let Some(n) = v.and_then(Value::as_f64) else { return true };
+    fn in_range(&mut self, n: Option<f64>, min: Option<f64>, max: Option<f64>) -> bool {
+        let Some(n) = n else { return true };
         if let Some(min) = min.filter(|min| n < *min) {
             self.fail(format!("must be at least {min}"));
         } else if let Some(max) = max.filter(|max| n > *max) {
@@ -149,8 +276,12 @@ impl Decoder {
     }
 
     pub fn element<T: PulumiType>(&mut self, index: usize, v: &Value) -> Option<T> {
+        self.element_in(index, v)
+    }
+
+    pub(crate) fn element_in<T: PulumiType, I: Input>(&mut self, index: usize, v: I) -> Option<T> {
         self.enter(Seg::Index(index));
-        let r = self.value(Some(v));
+        let r = self.value_in(Some(v));
         self.leave();
         r
     }
@@ -161,9 +292,9 @@ impl Decoder {
 
     /// [`Decoder::entry`] that gives the key back: the copy the path needed
     /// becomes the decoded map's own, one allocation instead of two.
-    pub(crate) fn keyed<T: PulumiType>(&mut self, key: String, v: &Value) -> (String, Option<T>) {
+    pub(crate) fn keyed<T: PulumiType, I: Input>(&mut self, key: String, v: I) -> (String, Option<T>) {
         self.enter(Seg::Key(Cow::Owned(key)));
-        let r = self.value(Some(v));
+        let r = self.value_in(Some(v));
         match self.path.pop() {
             Some(Seg::Key(Cow::Owned(key))) => (key, r),
             _ => unreachable!("the path ends with the key pushed above"),
@@ -173,8 +304,12 @@ impl Decoder {
     /// Strips secret and output layers (remembering secrets), handles
     /// absent, null and unknown values, then decodes with `T`.
     pub fn value<T: PulumiType>(&mut self, v: Option<&Value>) -> Option<T> {
+        self.value_in(v)
+    }
+
+    fn value_in<T: PulumiType, I: Input>(&mut self, v: Option<I>) -> Option<T> {
         match self.strip(v) {
-            Slot::Known(v) => T::decode(v, self),
+            Slot::Known(v) => v.decode(self),
             Slot::Unknown => None,
             Slot::Absent => {
                 let v = T::absent();
@@ -186,26 +321,26 @@ impl Decoder {
         }
     }
 
-    fn strip<'v>(&mut self, v: Option<&'v Value>) -> Slot<'v> {
+    fn strip<I: Input>(&mut self, v: Option<I>) -> Slot<I> {
         let Some(mut v) = v else { return Slot::Absent };
         loop {
-            v = match v {
-                Value::Secret(inner) => {
+            v = match v.layer() {
+                Layer::Secret(inner) => {
                     self.secrets.push(self.path.clone());
-                    inner.as_ref()
+                    inner
                 }
-                Value::Output(o) => {
-                    if o.secret {
+                Layer::Output(secret, value) => {
+                    if secret {
                         self.secrets.push(self.path.clone());
                     }
-                    match &o.value {
-                        Some(inner) => inner.as_ref(),
+                    match value {
+                        Some(inner) => inner,
                         None => break,
                     }
                 }
-                Value::Unknown(_) => break,
-                Value::Null => return Slot::Absent,
-                known => return Slot::Known(known),
+                Layer::Unknown => break,
+                Layer::Null => return Slot::Absent,
+                Layer::Known => return Slot::Known(v),
             };
         }
         self.unknown::<()>();
@@ -214,15 +349,22 @@ impl Decoder {
 
     /// A whole number within `min..=max`.
     pub fn integer(&mut self, v: &Value, min: f64, max: f64) -> Option<f64> {
-        let Value::Number(n) = v else { return self.mismatch("a number", v) };
+        let n = if let Value::Number(n) = v { Some(*n) } else { None };
+        self.whole(n, v.kind_name(), min, max)
+    }
+
+    /// [`Decoder::integer`] of a value of kind `kind`: `n` if it is a number.
+    #[doc(hidden)]
+    pub fn whole(&mut self, n: Option<f64>, kind: &str, min: f64, max: f64) -> Option<f64> {
+        let Some(n) = n else { return self.mismatch_kind("a number", kind) };
         if !n.is_finite() || n.fract() != 0.0 {
             self.fail("must be a whole number");
-        } else if *n < min {
+        } else if n < min {
             self.fail(format!("must be at least {min}"));
-        } else if *n > max {
+        } else if n > max {
             self.fail(format!("must be at most {max}"));
         } else {
-            return Some(*n);
+            return Some(n);
         }
         None
     }
@@ -246,18 +388,27 @@ impl Decoder {
         }
     }
 
-    /// The fields of `T` from `m`; keys `T` does not declare are failures when strict.
-    pub fn fields<T: Object>(&mut self, m: &PropertyMap) -> Option<T> {
-        if self.strict {
-            self.unknown_keys(m, T::properties());
+    /// [`Decoder::object`] of a node of the words.
+    #[doc(hidden)]
+    pub fn object_node<T: Object>(&mut self, n: Node<'_>) -> Option<T> {
+        match n.object() {
+            Some(m) => self.fields(&m),
+            None => self.mismatch_kind("an object", n.kind_name()),
         }
-        T::decode_fields(m, self)
     }
 
-    fn unknown_keys(&mut self, m: &PropertyMap, props: &[Property]) {
-        for (k, v) in m {
-            if !v.is_null() && !props.iter().any(|p| p.name == k) {
-                self.enter(Seg::Key(Cow::Owned(k.clone())));
+    /// The fields of `T` from `m`; keys `T` does not declare are failures when strict.
+    pub fn fields<T: Object>(&mut self, m: &(impl Source + ?Sized)) -> Option<T> {
+        if self.strict {
+            self.unknown_keys(m.names(), T::properties());
+        }
+        T::decode_from(m, self)
+    }
+
+    fn unknown_keys<'k>(&mut self, names: impl Iterator<Item = (&'k str, bool)>, props: &[Property]) {
+        for (k, null) in names {
+            if !null && !props.iter().any(|p| p.name == k) {
+                self.enter(Seg::Key(Cow::Owned(k.to_owned())));
                 self.fail("is not a known property");
                 self.leave();
             }
@@ -345,7 +496,7 @@ fn mark(v: &mut Value, path: &[Seg]) {
     }
 }
 
-fn decode_in<T: Object>(mut cx: Decoder, m: &PropertyMap) -> Decoded<T> {
+fn decode_in<T: Object, S: Source + ?Sized>(mut cx: Decoder, m: &S) -> Decoded<T> {
     let value = cx.fields::<T>(m);
     cx.finish(value)
 }
@@ -356,7 +507,7 @@ pub(crate) fn decode_with<T: Object>(m: &PropertyMap, strict: bool, require_know
 
 /// [`decode`] of a map that is not normalized: the same result as
 /// normalizing a copy first, without the copy.
-pub(crate) fn decode_defaulted<T: Object>(m: &PropertyMap) -> Decoded<T> {
+pub(crate) fn decode_defaulted<T: Object, S: Source + ?Sized>(m: &S) -> Decoded<T> {
     decode_in(Decoder { defaults: true, ..Decoder::new(true, false) }, m)
 }
 
@@ -368,7 +519,12 @@ pub fn decode<T: Object>(m: &PropertyMap) -> Decoded<T> {
 
 /// Decodes a resource's state: keys `T` does not declare are ignored.
 pub fn decode_state<T: Object>(m: &PropertyMap) -> Decoded<T> {
-    decode_with(m, false, false)
+    decode_state_in(m)
+}
+
+/// [`decode_state`] of a map or of words.
+pub(crate) fn decode_state_in<T: Object, S: Source + ?Sized>(m: &S) -> Decoded<T> {
+    decode_in(Decoder::new(false, false), m)
 }
 
 /// One line for an error message: `length: must be at least 1; ...`.

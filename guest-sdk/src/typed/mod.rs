@@ -76,7 +76,7 @@
 //! same path of the state (a secret argument makes a function's whole result secret).
 
 mod adapt;
-mod decode;
+pub(crate) mod decode;
 mod provider;
 mod resource;
 mod schema;

@@ -14,6 +14,7 @@ use super::schema::{self, Json, Types};
 use super::types::{Object, Property, normalize};
 use crate::provider::*;
 use crate::value::{PropertyMap, Value};
+use crate::wire::read::Words;
 
 /// A decoded configuration; `None` while some value is unknown (previews).
 type AnyConfig = Option<Box<dyn Any>>;
@@ -245,12 +246,13 @@ impl<P: Package> Provider for Typed<P> {
     }
 
     fn create(&mut self, req: CreateRequest) -> Result<CreateResponse> {
-        self.create_outputs(req).map(CreateResponse::from)
+        let ctx = self.ctx(&req.urn, &req.name, &req.resource_type, req.timeout);
+        self.resource(&req.resource_type)?.create(&ctx, req).map(CreateResponse::from)
     }
 
-    fn create_outputs(&mut self, req: CreateRequest) -> Result<Created> {
+    fn create_outputs(&mut self, req: CreateRequest, properties: Words) -> Result<Created> {
         let ctx = self.ctx(&req.urn, &req.name, &req.resource_type, req.timeout);
-        self.resource(&req.resource_type)?.create(&ctx, req)
+        self.resource(&req.resource_type)?.create_words(&ctx, req, properties)
     }
 
     fn read(&mut self, req: ReadRequest) -> Result<ReadResponse> {

@@ -277,8 +277,9 @@ fn state_decoding_ignores_unknown_keys() {
     assert_eq!(failures(&decode::<Item>(&m)), pairs(&[("removedLater", "is not a known property")]));
 }
 
-/// Create and Update decode inputs without normalizing them first; the
-/// result must be exactly that of normalizing a copy, then decoding it:
+/// Create and Update decode inputs without normalizing them first, and
+/// Create reads them from the request's words where they lie; the result
+/// must be exactly that of normalizing a copy of the map, then decoding it:
 /// the value, every failure and unknown, and the secret paths in order.
 #[test]
 fn decoding_with_defaults_equals_normalizing_first() {
@@ -318,13 +319,46 @@ fn decoding_with_defaults_equals_normalizing_first() {
             "ratio" => 2,
             "bogus" => 1,
         },
+        // A long string (kept apart in the words), an asset, an archive of
+        // assets, secret numbers in and out of range, and a map.
+        props! {
+            "bucketName" => "n".repeat(3000),
+            "index" => Value::Asset(Asset::text("hi")),
+            "site" => Value::Archive(Archive {
+                hash: Some("h".into()),
+                source: Some(crate::ArchiveSource::Assets(
+                    [("a".to_owned(), crate::ArchiveMember::Asset(Asset::path("p")))].into(),
+                )),
+            }),
+            "ratio" => Value::secret(0.5),
+            "tags" => props! { "k" => "v", "l" => Value::secret("w") },
+            "items" => vec![Value::from(props! { "name" => "a", "count" => Value::secret(2) })],
+        },
+        // Every kind where another is declared.
+        props! {
+            "bucketName" => vec![Value::from("a")],
+            "size" => Value::secret(3),
+            "tags" => 3,
+            "items" => "a list",
+            "index" => 1,
+            "site" => Value::Asset(Asset::uri("u")),
+            "ratio" => Value::secret(7),
+            "versioned" => "yes",
+        },
+        props! { "tags" => props! { "k" => 1 }, "items" => vec![Value::from("x")], "extra" => u(UnknownKind::Object) },
     ];
     for m in cases {
         let mut normalized = m.clone();
         normalize::<BucketArgs>(&mut normalized);
-        let expected = decode::<BucketArgs>(&normalized);
-        let got = super::decode::decode_defaulted::<BucketArgs>(&m);
-        assert_eq!(format!("{got:?}"), format!("{expected:?}"), "inputs {m:?}");
+        let expected = format!("{:?}", decode::<BucketArgs>(&normalized));
+        let got = super::decode::decode_defaulted::<BucketArgs, _>(&m);
+        assert_eq!(format!("{got:?}"), expected, "inputs {m:?}");
+        let words = crate::wire::words(crate::wire::encode_map(&m)).unwrap();
+        let got = super::decode::decode_defaulted::<BucketArgs, _>(&words.map().unwrap());
+        assert_eq!(format!("{got:?}"), expected, "inputs from words {m:?}");
+        // A state is decoded the same from words as from the map.
+        let state = format!("{:?}", decode_state::<BucketArgs>(&m));
+        assert_eq!(format!("{:?}", super::decode::decode_state_in::<BucketArgs, _>(&words.map().unwrap())), state);
     }
 }
 

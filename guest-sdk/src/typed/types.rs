@@ -3,10 +3,11 @@
 
 use std::collections::BTreeMap;
 
-use super::decode::Decoder;
+use super::decode::{Decoder, Input, Source};
 use super::schema::{Json, Types};
 use crate::fields::Fields;
 use crate::value::{Archive, Asset, PropertyMap, UnknownKind, Value};
+use crate::wire::read::Node;
 
 /// A Rust type that can be a Pulumi property. Derive it for structs (objects)
 /// and unit-only enums (string enums) with `#[derive(PulumiType)]`.
@@ -21,6 +22,14 @@ pub trait PulumiType: Sized {
     /// Decodes a value that is known, not null and not secret: the [`Decoder`]
     /// strips those layers first. Failures are recorded on `cx`, which knows the path.
     fn decode(v: &Value, cx: &mut Decoder) -> Option<Self>;
+
+    /// [`PulumiType::decode`] of a node of the words a request came in,
+    /// read where it lies. By default the node's value is built and
+    /// decoded. Not part of the SDK's API.
+    #[doc(hidden)]
+    fn decode_node(n: Node<'_>, cx: &mut Decoder) -> Option<Self> {
+        Self::decode(&n.to_value(), cx)
+    }
 
     fn encode(&self) -> Value;
 
@@ -47,6 +56,14 @@ pub trait Object: PulumiType {
     fn properties() -> &'static [Property];
     /// Decodes the fields from `m`; all of them, so every failure is reported.
     fn decode_fields(m: &PropertyMap, cx: &mut Decoder) -> Option<Self>;
+
+    /// [`Object::decode_fields`] from a map or from an object of the words
+    /// (the derive reads those where they lie; by default they are built
+    /// into a map). Not part of the SDK's API.
+    #[doc(hidden)]
+    fn decode_from<S: Source + ?Sized>(m: &S, cx: &mut Decoder) -> Option<Self> {
+        m.with_map(|m| Self::decode_fields(m, cx))
+    }
     /// Appends the fields as pairs; the derive emits each run of fields
     /// between flattened ones in name order.
     fn encode_into(&self, out: &mut Fields);
@@ -199,6 +216,9 @@ impl PulumiType for bool {
             other => cx.mismatch("a boolean", other),
         }
     }
+    fn decode_node(n: Node<'_>, cx: &mut Decoder) -> Option<Self> {
+        n.as_bool().or_else(|| cx.mismatch_kind("a boolean", n.kind_name()))
+    }
     fn encode(&self) -> Value {
         Value::Bool(*self)
     }
@@ -215,6 +235,12 @@ impl PulumiType for String {
             other => cx.mismatch("a string", other),
         }
     }
+    fn decode_node(n: Node<'_>, cx: &mut Decoder) -> Option<Self> {
+        match n.as_str() {
+            Some(s) => Some(s.to_owned()),
+            None => cx.mismatch_kind("a string", n.kind_name()),
+        }
+    }
     fn encode(&self) -> Value {
         Value::String(self.clone())
     }
@@ -229,6 +255,9 @@ macro_rules! integers {
             }
             fn decode(v: &Value, cx: &mut Decoder) -> Option<Self> {
                 cx.integer(v, <$t>::MIN as f64, <$t>::MAX as f64).map(|n| n as $t)
+            }
+            fn decode_node(n: Node<'_>, cx: &mut Decoder) -> Option<Self> {
+                cx.whole(n.as_f64(), n.kind_name(), <$t>::MIN as f64, <$t>::MAX as f64).map(|n| n as $t)
             }
             fn encode(&self) -> Value {
                 Value::from(*self)
@@ -251,6 +280,12 @@ macro_rules! floats {
                     other => cx.mismatch("a number", other),
                 }
             }
+            fn decode_node(n: Node<'_>, cx: &mut Decoder) -> Option<Self> {
+                match n.as_f64() {
+                    Some(x) => Some(x as $t),
+                    None => cx.mismatch_kind("a number", n.kind_name()),
+                }
+            }
             fn encode(&self) -> Value {
                 Value::from(*self)
             }
@@ -266,6 +301,9 @@ impl<T: PulumiType> PulumiType for Option<T> {
     }
     fn decode(v: &Value, cx: &mut Decoder) -> Option<Self> {
         T::decode(v, cx).map(Some)
+    }
+    fn decode_node(n: Node<'_>, cx: &mut Decoder) -> Option<Self> {
+        T::decode_node(n, cx).map(Some)
     }
     fn encode(&self) -> Value {
         self.as_ref().map_or(Value::Null, T::encode)
@@ -286,6 +324,9 @@ impl<T: PulumiType> PulumiType for Box<T> {
     fn decode(v: &Value, cx: &mut Decoder) -> Option<Self> {
         T::decode(v, cx).map(Box::new)
     }
+    fn decode_node(n: Node<'_>, cx: &mut Decoder) -> Option<Self> {
+        T::decode_node(n, cx).map(Box::new)
+    }
     fn encode(&self) -> Value {
         T::encode(self)
     }
@@ -297,6 +338,30 @@ impl<T: PulumiType> PulumiType for Box<T> {
     }
 }
 
+/// The elements of an array, each decoded with `T`. Collected first: every
+/// element is decoded, so every failure is reported.
+fn elements<T: PulumiType, I: Input>(items: impl Iterator<Item = I>, cx: &mut Decoder) -> Option<Vec<T>> {
+    let decoded: Vec<Option<T>> = items.enumerate().map(|(i, item)| cx.element_in(i, item)).collect();
+    decoded.into_iter().collect()
+}
+
+/// The entries of a map, each decoded with `T`; every entry is decoded, so
+/// every failure is reported.
+fn entries_of<'k, T: PulumiType, I: Input>(
+    entries: impl ExactSizeIterator<Item = (&'k str, I)>,
+    cx: &mut Decoder,
+) -> Option<BTreeMap<String, T>> {
+    let mut out = Vec::with_capacity(entries.len());
+    let mut ok = true;
+    for (k, e) in entries {
+        match cx.keyed(k.to_owned(), e) {
+            (k, Some(v)) => out.push((k, v)),
+            (_, None) => ok = false,
+        }
+    }
+    ok.then(|| out.into_iter().collect())
+}
+
 impl<T: PulumiType> PulumiType for Vec<T> {
     const UNKNOWN: UnknownKind = UnknownKind::Array;
     fn schema(types: &mut Types) -> Json {
@@ -304,9 +369,13 @@ impl<T: PulumiType> PulumiType for Vec<T> {
     }
     fn decode(v: &Value, cx: &mut Decoder) -> Option<Self> {
         let Value::Array(items) = v else { return cx.mismatch("an array", v) };
-        // Collect first: every element is decoded, so every failure is reported.
-        let decoded: Vec<Option<T>> = items.iter().enumerate().map(|(i, item)| cx.element(i, item)).collect();
-        decoded.into_iter().collect()
+        elements(items.iter(), cx)
+    }
+    fn decode_node(n: Node<'_>, cx: &mut Decoder) -> Option<Self> {
+        match n.items() {
+            Some(items) => elements(items, cx),
+            None => cx.mismatch_kind("an array", n.kind_name()),
+        }
     }
     fn encode(&self) -> Value {
         Value::Array(self.iter().map(T::encode).collect())
@@ -325,16 +394,13 @@ impl<T: PulumiType> PulumiType for BTreeMap<String, T> {
     }
     fn decode(v: &Value, cx: &mut Decoder) -> Option<Self> {
         let Value::Object(entries) = v else { return cx.mismatch("a map", v) };
-        // Every entry is decoded, so every failure is reported.
-        let mut out = Vec::with_capacity(entries.len());
-        let mut ok = true;
-        for (k, e) in entries {
-            match cx.keyed(k.clone(), e) {
-                (k, Some(v)) => out.push((k, v)),
-                (_, None) => ok = false,
-            }
+        entries_of(entries.iter().map(|(k, v)| (k.as_str(), v)), cx)
+    }
+    fn decode_node(n: Node<'_>, cx: &mut Decoder) -> Option<Self> {
+        match n.object() {
+            Some(m) => entries_of(m.iter(), cx),
+            None => cx.mismatch_kind("a map", n.kind_name()),
         }
-        ok.then(|| out.into_iter().collect())
     }
     fn encode(&self) -> Value {
         Value::Object(self.iter().map(|(k, v)| (k.clone(), v.encode())).collect())
@@ -355,6 +421,10 @@ impl PulumiType for Value {
     fn decode(v: &Value, cx: &mut Decoder) -> Option<Self> {
         if v.contains_unknowns() { cx.unknown() } else { Some(v.clone()) }
     }
+    fn decode_node(n: Node<'_>, cx: &mut Decoder) -> Option<Self> {
+        let v = n.to_value();
+        if v.contains_unknowns() { cx.unknown() } else { Some(v) }
+    }
     fn encode(&self) -> Value {
         self.clone()
     }
@@ -374,6 +444,12 @@ impl PulumiType for Asset {
             other => cx.mismatch("an asset", other),
         }
     }
+    fn decode_node(n: Node<'_>, cx: &mut Decoder) -> Option<Self> {
+        match n.to_value() {
+            Value::Asset(a) => Some(a),
+            other => cx.mismatch("an asset", &other),
+        }
+    }
     fn encode(&self) -> Value {
         Value::Asset(self.clone())
     }
@@ -388,6 +464,12 @@ impl PulumiType for Archive {
         match v {
             Value::Archive(a) => Some(a.clone()),
             other => cx.mismatch("an archive", other),
+        }
+    }
+    fn decode_node(n: Node<'_>, cx: &mut Decoder) -> Option<Self> {
+        match n.to_value() {
+            Value::Archive(a) => Some(a),
+            other => cx.mismatch("an archive", &other),
         }
     }
     fn encode(&self) -> Value {

@@ -6,62 +6,27 @@
 //! the host's (wasmtime's), so a provider served natively converts its values
 //! with this very code and the benchmarks' baseline differs from a component
 //! by WebAssembly alone. The two bindings are distinct Rust types of the
-//! same WIT, which is why a macro and not a generic function.
+//! same WIT, which is why a macro and not a generic function. Reading is
+//! not in the macro: [`read`] works on the plain lists a value is made of.
+
+pub mod consts;
+pub mod read;
 
 use crate::value::PropertyMap;
 use crate::wit::pulumi::provider::types as w;
 
-/// The value codec over the `types` bindings at `$types`: `decode`,
-/// `decode_map`, `encode_owned` and `encode_map_owned`. Not part of the SDK's API.
+/// The value codec over the `types` bindings at `$types`: `words`, `decode`,
+/// `decode_map`, `encode_owned`, `encode_map_owned` and `encode_outputs`. Not part of the SDK's API.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __value_codec {
     ($types:path) => {
         use $crate::{
-            Archive, ArchiveMember, ArchiveSource, Asset, AssetSource, Output, Outputs, PropertyMap, RefId,
-            ResourceRef, UnknownKind, Value,
+            Archive, ArchiveMember, ArchiveSource, Asset, AssetSource, Outputs, PropertyMap, RefId, UnknownKind, Value,
         };
         use $types as w;
 
-        // Node kinds (a node's first word) and the codes of its operands,
-        // as wit/README.md lists them.
-        const NULL: u32 = 0;
-        const BOOL: u32 = 1;
-        const NUMBER: u32 = 2;
-        const STRING: u32 = 3;
-        const LONG_STRING: u32 = 4;
-        const BYTES: u32 = 5;
-        const ARRAY: u32 = 6;
-        const OBJECT: u32 = 7;
-        const SECRET: u32 = 8;
-        const UNKNOWN: u32 = 9;
-        const ASSET: u32 = 10;
-        const ARCHIVE: u32 = 11;
-        const REFERENCE: u32 = 12;
-        const OUTPUT: u32 = 13;
-        // Sources of assets and archives; resource reference IDs.
-        const SOURCE_NONE: u32 = 0;
-        const SOURCE_TEXT: u32 = 1;
-        const SOURCE_LONG_TEXT: u32 = 2;
-        const SOURCE_PATH: u32 = 3;
-        const SOURCE_URI: u32 = 4;
-        const SOURCE_ASSETS: u32 = 5;
-        /// Since 0.3.1: a handle for `context.asset-text`, then the length.
-        const SOURCE_HELD_TEXT: u32 = 6;
-        const ID_NONE: u32 = 0;
-        const ID_KNOWN: u32 = 1;
-        const ID_UNKNOWN: u32 = 2;
-        /// Words of `extra` per asset or archive, per resource reference,
-        /// and per output value before its dependencies.
-        const ASSET_WORDS: usize = 6;
-        const REFERENCE_WORDS: usize = 7;
-        const OUTPUT_WORDS: usize = 4;
-        /// The counts that open a value's words: nodes, items, fields, extra.
-        const HEADER: usize = 4;
-
-        /// Strings this long or longer go into `long`: moved, not copied
-        /// into the shared text (the host uses the same length).
-        const LONG: usize = 1 << 10;
+        use $crate::__private::words::consts::*;
 
         /// Flattens any value, as [`encode_map_owned`] does a map.
         pub fn encode_owned(v: Value) -> w::Value {
@@ -458,205 +423,25 @@ macro_rules! __value_codec {
             }
         }
 
-        /// Rebuilds the tree. The host validates what it sends; the checks here only
-        /// keep a bad index, span or count from panicking the guest.
+        /// Checks a value's words, to read them where they lie. The host
+        /// validates what it sends; the checks only keep a bad index, span
+        /// or count from panicking the guest.
+        pub fn words(v: w::Value) -> $crate::Result<$crate::__private::words::Words> {
+            $crate::__private::words::Words::new(v.words, v.text, v.long)
+                .map_err(|e| $crate::Error::InvalidArgument(format!("malformed property map: {e}")))
+        }
+
+        /// Rebuilds the tree; errors say the value is malformed.
         #[inline(never)]
-        pub fn decode(v: w::Value) -> Result<Value, String> {
-            let Some(&[n, i, f, e]) = v.words.get(..HEADER) else { return Err("no counts".into()) };
-            let [n, i, f, e] = [n, i, f, e].map(|c| c as usize);
-            let items_at = HEADER.saturating_add(n.saturating_mul(3));
-            let fields_at = items_at.saturating_add(i);
-            let extra_at = fields_at.saturating_add(f.saturating_mul(3));
-            if n == 0 || extra_at.saturating_add(e) != v.words.len() {
-                return Err(format!(
-                    "{n} nodes, {i} items, {f} fields and {e} words of extra in {} words",
-                    v.words.len()
-                ));
-            }
-            let mut d = Decoder {
-                used: vec![false; n],
-                words: v.words,
-                items: items_at..fields_at,
-                fields: fields_at..extra_at,
-                extra: extra_at,
-                text: v.text,
-                long: v.long.into_iter().map(Some).collect(),
-            };
-            d.take(0, None)
+        pub fn decode(v: w::Value) -> $crate::Result<Value> {
+            $crate::__private::words::Words::new(v.words, v.text, v.long)
+                .map($crate::__private::words::Words::into_value)
+                .map_err(|e| $crate::Error::InvalidArgument(format!("malformed value: {e}")))
         }
 
-        pub fn decode_map(v: w::Value) -> Result<PropertyMap, String> {
-            match decode(v)? {
-                Value::Object(m) => Ok(m),
-                other => Err(format!("expected an object, got {}", other.kind_name())),
-            }
-        }
-
-        struct Decoder {
-            /// Nodes already taken: each may be taken once.
-            used: Vec<bool>,
-            words: Vec<u32>,
-            /// Where the items and fields sections are in `words`, and where extra begins.
-            items: ::std::ops::Range<usize>,
-            fields: ::std::ops::Range<usize>,
-            extra: usize,
-            text: String,
-            long: Vec<Option<String>>,
-        }
-
-        fn range(start: u32, len: u32) -> ::std::ops::Range<usize> {
-            let start = start as usize;
-            start..start.saturating_add(len as usize)
-        }
-
-        impl Decoder {
-            fn str(&self, start: u32, len: u32) -> Result<String, String> {
-                self.text
-                    .get(range(start, len))
-                    .map(str::to_owned)
-                    .ok_or_else(|| format!("bad text span {start}+{len}"))
-            }
-
-            fn long(&mut self, i: u32) -> Result<String, String> {
-                self.long
-                    .get_mut(i as usize)
-                    .and_then(Option::take)
-                    .ok_or_else(|| format!("long string {i} is missing"))
-            }
-
-            /// `n` words of extra from `at`.
-            fn extra(&self, at: u32, n: usize) -> Result<&[u32], String> {
-                let start = self.extra.saturating_add(at as usize);
-                self.words.get(start..start.saturating_add(n)).ok_or_else(|| format!("bad extra offset {at}"))
-            }
-
-            fn hash(&self, w: &[u32]) -> Result<Option<String>, String> {
-                if w[0] == 1 { self.str(w[1], w[2]).map(Some) } else { Ok(None) }
-            }
-
-            /// The words of `count` fields from `start`: (key start, key length, child) each.
-            fn pairs(&self, start: u32, count: u32) -> Result<::std::ops::Range<usize>, String> {
-                let r = range(start, count);
-                let (from, to) = (r.start.saturating_mul(3), r.end.saturating_mul(3));
-                if to > self.fields.len() {
-                    return Err(format!("bad fields span {start}+{count}"));
-                }
-                Ok(self.fields.start + from..self.fields.start + to)
-            }
-
-            fn take(&mut self, at: u32, parent: Option<u32>) -> Result<Value, String> {
-                if parent.is_some_and(|p| at <= p) {
-                    return Err(format!("node {at} does not follow its parent"));
-                }
-                match self.used.get_mut(at as usize) {
-                    Some(used) if !*used => *used = true,
-                    _ => return Err(format!("node {at} is missing or used twice")),
-                }
-                let i = HEADER + at as usize * 3;
-                let (kind, a, b) = (self.words[i], self.words[i + 1], self.words[i + 2]);
-                let me = Some(at);
-                Ok(match kind {
-                    NULL => Value::Null,
-                    BOOL => Value::Bool(a != 0),
-                    NUMBER => Value::Number(f64::from_bits(u64::from(a) | (u64::from(b) << 32))),
-                    STRING => Value::String(self.str(a, b)?),
-                    LONG_STRING => Value::String(self.long(a)?),
-                    BYTES => {
-                        let len = self.extra(a, 1)?[0] as usize;
-                        let words = self.extra(a.saturating_add(1), len.div_ceil(4))?;
-                        let mut bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-                        bytes.truncate(len);
-                        Value::Bytes(bytes)
-                    }
-                    ARRAY => {
-                        let r = range(a, b);
-                        if r.end > self.items.len() {
-                            return Err(format!("bad items span {a}+{b}"));
-                        }
-                        let base = self.items.start;
-                        Value::Array(r.map(|j| self.take(self.words[base + j], me)).collect::<Result<_, _>>()?)
-                    }
-                    OBJECT => {
-                        let r = self.pairs(a, b)?;
-                        // One pass into one list; collecting it into the map
-                        // sorts the keys, whatever order they came in.
-                        let mut entries = Vec::with_capacity(r.len() / 3);
-                        for j in r.step_by(3) {
-                            let (ks, kl, child) = (self.words[j], self.words[j + 1], self.words[j + 2]);
-                            entries.push((self.str(ks, kl)?, self.take(child, me)?));
-                        }
-                        Value::Object(entries.into_iter().collect())
-                    }
-                    ASSET => Value::Asset(self.asset(a)?),
-                    ARCHIVE => Value::Archive(self.archive(a, at)?),
-                    SECRET => Value::Secret(Box::new(self.take(a, me)?)),
-                    UNKNOWN => Value::Unknown(*UnknownKind::ALL.get(a as usize).ok_or("bad unknown kind")?),
-                    REFERENCE => {
-                        let w = self.extra(a, REFERENCE_WORDS)?;
-                        let (urn, id_kind, id, version) = ([w[0], w[1]], w[2], [w[3], w[4]], [w[5], w[6]]);
-                        Value::ResourceRef(ResourceRef {
-                            urn: self.str(urn[0], urn[1])?,
-                            id: match id_kind {
-                                ID_KNOWN => Some(RefId::Known(self.str(id[0], id[1])?)),
-                                ID_UNKNOWN => Some(RefId::Unknown),
-                                _ => None,
-                            },
-                            package_version: self.str(version[0], version[1])?,
-                        })
-                    }
-                    OUTPUT => {
-                        let w = self.extra(a, OUTPUT_WORDS)?;
-                        let (present, child, secret, count) = (w[0] == 1, w[1], w[2] == 1, w[3]);
-                        let deps =
-                            self.extra(a.saturating_add(OUTPUT_WORDS as u32), (count as usize).saturating_mul(2))?;
-                        let dependencies =
-                            deps.chunks_exact(2).map(|d| self.str(d[0], d[1])).collect::<Result<_, _>>()?;
-                        let value = if present { Some(Box::new(self.take(child, me)?)) } else { None };
-                        Value::Output(Output { value, secret, dependencies })
-                    }
-                    other => return Err(format!("node {at} has kind {other}")),
-                })
-            }
-
-            fn asset(&mut self, at: u32) -> Result<Asset, String> {
-                let w: [u32; ASSET_WORDS] = self.extra(at, ASSET_WORDS)?.try_into().map_err(|_| "six words")?;
-                let (x, y) = (w[4], w[5]);
-                Ok(Asset {
-                    hash: self.hash(&w)?,
-                    source: match w[3] {
-                        SOURCE_TEXT => Some(AssetSource::Text(self.str(x, y)?.into())),
-                        SOURCE_LONG_TEXT => Some(AssetSource::Text(self.long(x)?.into())),
-                        SOURCE_HELD_TEXT => Some(AssetSource::Text($crate::Text::held(x, y))),
-                        SOURCE_PATH => Some(AssetSource::Path(self.str(x, y)?)),
-                        SOURCE_URI => Some(AssetSource::Uri(self.str(x, y)?)),
-                        _ => None,
-                    },
-                })
-            }
-
-            fn archive(&mut self, extra: u32, at: u32) -> Result<Archive, String> {
-                let w: [u32; ASSET_WORDS] = self.extra(extra, ASSET_WORDS)?.try_into().map_err(|_| "six words")?;
-                let (x, y) = (w[4], w[5]);
-                let source = match w[3] {
-                    SOURCE_PATH => Some(ArchiveSource::Path(self.str(x, y)?)),
-                    SOURCE_URI => Some(ArchiveSource::Uri(self.str(x, y)?)),
-                    SOURCE_ASSETS => {
-                        let mut out = ::std::collections::BTreeMap::new();
-                        for j in self.pairs(x, y)?.step_by(3) {
-                            let name = self.str(self.words[j], self.words[j + 1])?;
-                            let member = match self.take(self.words[j + 2], Some(at))? {
-                                Value::Asset(a) => ArchiveMember::Asset(a),
-                                Value::Archive(a) => ArchiveMember::Archive(a),
-                                other => return Err(format!("archive member {name} is a {}", other.kind_name())),
-                            };
-                            out.insert(name, member);
-                        }
-                        Some(ArchiveSource::Assets(out))
-                    }
-                    _ => None,
-                };
-                Ok(Archive { hash: self.hash(&w)?, source })
-            }
+        /// The root object, built; errors say the map is malformed.
+        pub fn decode_map(v: w::Value) -> $crate::Result<PropertyMap> {
+            words(v)?.into_map()
         }
     };
 }
@@ -665,7 +450,7 @@ mod codec {
     crate::__value_codec!(crate::wit::pulumi::provider::types);
 }
 
-pub(crate) use codec::{decode, decode_map, encode_map_owned, encode_outputs, encode_owned};
+pub(crate) use codec::{decode, decode_map, encode_map_owned, encode_outputs, encode_owned, words};
 
 /// [`encode_map_owned`] of a borrowed map (copies every string); the exports
 /// encode their own results by value.
@@ -879,6 +664,64 @@ mod tests {
         assert!(decode(wrong).is_err());
         let fine = words(&[[7, 0, 1], NULL], vec![], "k");
         assert_eq!(decode_map(fine).unwrap(), crate::props! { "k" => Value::Null });
+    }
+
+    /// A map keeps the later of two fields with one name; reading in place
+    /// finds the same one. And a checked node of any kind reads in place as
+    /// it builds.
+    #[test]
+    fn reading_in_place_agrees_with_the_built_value() {
+        let nodes = [[7, 0, 2], [1, 0, 0], [1, 1, 0]].concat();
+        let twice = w::Value {
+            words: [&[3, 0, 2, 0][..], &nodes, &[0, 1, 1, 0, 1, 2]].concat(),
+            text: "k".into(),
+            long: vec![],
+        };
+        let checked = super::words(twice.clone()).unwrap();
+        let m = checked.map().unwrap();
+        assert_eq!(m.get("k").and_then(|n| n.as_bool()), Some(true));
+        assert_eq!(m.to_map(), decode_map(twice).unwrap());
+        assert_eq!(m.to_map(), crate::props! { "k" => true });
+        let all = crate::props! {
+            "s" => "x".repeat(2000),
+            "n" => 1.5,
+            "a" => vec![Value::from(true), Value::Null],
+            "o" => crate::props! { "k" => Value::secret("v") },
+        };
+        let checked = super::words(encode_map(&all)).unwrap();
+        let m = checked.map().unwrap();
+        assert_eq!(m.iter().map(|(k, n)| (k.to_owned(), n.to_value())).collect::<PropertyMap>(), all);
+        assert_eq!(m.get("s").and_then(|n| n.as_str()), Some("x".repeat(2000).as_str()));
+        assert_eq!(m.get("n").and_then(|n| n.as_f64()), Some(1.5));
+        assert_eq!(m.get("a").and_then(|n| n.items()).map(|i| i.len()), Some(2));
+        assert!(m.get("absent").is_none());
+        assert!(checked.root().as_str().is_none());
+        assert!(super::words(encode_owned(Value::from(1))).unwrap().map().is_err());
+    }
+
+    /// Past a few fields, a lookup searches sorted keys by halves and
+    /// scans others; both find every key, and nothing else.
+    #[test]
+    fn lookups_find_every_key_in_sorted_and_unsorted_objects() {
+        let big: PropertyMap = (0..40).map(|i| (format!("k{i}"), Value::from(i))).collect();
+        let sorted = encode_map(&big);
+        // The same fields with the first two swapped: no longer in order.
+        let mut unsorted = sorted.clone();
+        let at = consts::HEADER + 3 * (unsorted.words[0] as usize) + unsorted.words[1] as usize;
+        let (first, second) = (unsorted.words[at..at + 3].to_vec(), unsorted.words[at + 3..at + 6].to_vec());
+        unsorted.words[at..at + 3].copy_from_slice(&second);
+        unsorted.words[at + 3..at + 6].copy_from_slice(&first);
+        for v in [sorted, unsorted] {
+            let checked = super::words(v).unwrap();
+            let m = checked.map().unwrap();
+            for (k, v) in &big {
+                assert_eq!(m.get(k).map(|n| n.to_value()).as_ref(), Some(v), "{k}");
+            }
+            for absent in ["", "k", "k40", "j0", "l0", "k00"] {
+                assert!(m.get(absent).is_none(), "{absent}");
+            }
+            assert_eq!(m.to_map(), big);
+        }
     }
 
     #[test]
