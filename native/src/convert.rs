@@ -24,8 +24,8 @@ mod codec {
 // A property map from the host, and any value (a replacement trigger). The
 // host built them from the wire in pre-order, but a bad index is still an
 // error rather than a panic.
-pub use codec::decode_map as map;
 use codec::decode as value;
+pub use codec::decode_map as map;
 
 fn opt_map(v: Option<w::Value>) -> sdk::Result<Option<PropertyMap>> {
     v.map(map).transpose()

@@ -124,7 +124,7 @@ pub fn fnv1a(bytes: &[u8]) -> u64 {
 }
 
 /// A uniform number in `0..n` (`n > 0`), by rejection so there is no modulo bias.
-pub fn below(rng: &mut dyn Rng, n: u64) -> Result<u64> {
+pub fn below<R: Rng + ?Sized>(rng: &mut R, n: u64) -> Result<u64> {
     if n == 0 {
         return Err(Error::Failed("cannot draw from an empty range".into()));
     }
@@ -145,7 +145,7 @@ pub fn below(rng: &mut dyn Rng, n: u64) -> Result<u64> {
 /// but compiled to WebAssembly stays a full 64-bit division (~40 cycles).
 /// Under load this made a component's Create ~2.6 µs cheaper
 /// (BENCHMARKS.md, "Twelfth session").
-pub fn index(rng: &mut dyn Rng, n: usize) -> Result<usize> {
+pub fn index<R: Rng + ?Sized>(rng: &mut R, n: usize) -> Result<usize> {
     // `below` serves the rest, and refuses an empty range.
     let n = match u32::try_from(n) {
         Ok(n) if n > 0 => n,
@@ -163,12 +163,12 @@ pub fn index(rng: &mut dyn Rng, n: usize) -> Result<usize> {
 }
 
 /// A uniformly chosen item.
-pub fn choose<'a, T>(rng: &mut dyn Rng, items: &'a [T]) -> Result<&'a T> {
+pub fn choose<'a, R: Rng + ?Sized, T>(rng: &mut R, items: &'a [T]) -> Result<&'a T> {
     Ok(&items[index(rng, items.len())?])
 }
 
 /// Fisher-Yates.
-pub fn shuffle<T>(rng: &mut dyn Rng, items: &mut [T]) -> Result<()> {
+pub fn shuffle<R: Rng + ?Sized, T>(rng: &mut R, items: &mut [T]) -> Result<()> {
     for i in (1..items.len()).rev() {
         items.swap(i, index(rng, i + 1)?);
     }

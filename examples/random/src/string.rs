@@ -116,27 +116,46 @@ impl StringArgs {
 
     /// Draws the string: the minimum of each class first, the rest from all
     /// enabled classes, then shuffles so the minimums are not in front.
-    pub fn generate(&self, rng: &mut dyn Rng) -> Result<String> {
-        // Every enabled class's characters in one list, each class a span of it.
-        let mut pool: Vec<char> = Vec::with_capacity(96);
-        let mut spans = Vec::with_capacity(4);
-        for class in self.classes().iter().filter(|c| c.on) {
-            let start = pool.len();
-            pool.extend(class.chars.chars());
-            spans.push((class.min, start..pool.len()));
+    /// Classes that are all ASCII (the usual case) are drawn as bytes: no
+    /// characters decoded from the class strings or encoded into the result.
+    /// The same draws pick the same characters either way.
+    pub fn generate<R: Rng + ?Sized>(&self, rng: &mut R) -> Result<String> {
+        let classes = self.classes();
+        if classes.iter().all(|c| c.chars.is_ascii()) {
+            let out = draw(rng, &classes, self.length, str::bytes)?;
+            return Ok(String::from_utf8(out).expect("ASCII is UTF-8"));
         }
-        let mut out: Vec<char> = Vec::with_capacity(self.length as usize);
-        for (min, span) in spans {
-            for _ in 0..min {
-                out.push(*choose(rng, &pool[span.clone()])?);
-            }
-        }
-        while out.len() < self.length as usize {
-            out.push(*choose(rng, &pool)?);
-        }
-        shuffle(rng, &mut out)?;
-        Ok(out.into_iter().collect())
+        Ok(draw(rng, &classes, self.length, str::chars)?.into_iter().collect())
     }
+}
+
+/// [`StringArgs::generate`] over the units `split` makes of each enabled
+/// class's characters (its bytes, or its `char`s).
+fn draw<'c, R, T, I>(rng: &mut R, classes: &[Class<'c>], length: u32, split: fn(&'c str) -> I) -> Result<Vec<T>>
+where
+    R: Rng + ?Sized,
+    T: Copy,
+    I: Iterator<Item = T>,
+{
+    // Every enabled class's characters in one list, each class a span of it.
+    let mut pool: Vec<T> = Vec::with_capacity(96);
+    let mut spans = Vec::with_capacity(4);
+    for class in classes.iter().filter(|c| c.on) {
+        let start = pool.len();
+        pool.extend(split(class.chars));
+        spans.push((class.min, start..pool.len()));
+    }
+    let mut out: Vec<T> = Vec::with_capacity(length as usize);
+    for (min, span) in spans {
+        for _ in 0..min {
+            out.push(*choose(rng, &pool[span.clone()])?);
+        }
+    }
+    while out.len() < length as usize {
+        out.push(*choose(rng, &pool)?);
+    }
+    shuffle(rng, &mut out)?;
+    Ok(out)
 }
 
 pub struct RandomString;
@@ -226,6 +245,25 @@ mod tests {
             assert!(s.chars().filter(char::is_ascii_digit).count() >= 6, "{s}");
             assert!(s.chars().filter(|c| *c == '_' || *c == '~').count() >= 7, "{s}");
         }
+    }
+
+    /// Bytes for ASCII classes, `char`s otherwise: the same draws give the
+    /// same string either way, and characters beyond ASCII come out whole.
+    #[test]
+    fn ascii_and_other_classes_draw_alike() {
+        let (args, _) = check(props! { "length" => 40, "minSpecial" => 3 });
+        let args = args.unwrap();
+        let classes = args.classes();
+        for seed in 0..50 {
+            let bytes = args.generate(&mut SplitMix64::new(seed)).unwrap();
+            let chars: String =
+                draw(&mut SplitMix64::new(seed), &classes, 40, str::chars).unwrap().into_iter().collect();
+            assert_eq!(bytes, chars);
+        }
+        let (args, _) = check(props! { "length" => 30, "overrideSpecial" => "äß€", "minSpecial" => 10 });
+        let s = args.unwrap().generate(&mut SplitMix64::new(3)).unwrap();
+        assert_eq!(s.chars().count(), 30);
+        assert!(s.chars().filter(|c| "äß€".contains(*c)).count() >= 10, "{s}");
     }
 
     #[test]
