@@ -77,6 +77,7 @@
 
 mod adapt;
 pub(crate) mod decode;
+mod input;
 mod provider;
 mod resource;
 mod schema;
