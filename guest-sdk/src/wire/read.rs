@@ -12,6 +12,7 @@
 //! Not in the codec macro: the words are plain lists, the same for every
 //! version of the bindings.
 
+use std::cell::OnceCell;
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -37,6 +38,11 @@ pub struct Words {
 
 fn not_a_map(kind: &str) -> crate::Error {
     crate::Error::InvalidArgument(format!("malformed property map: expected an object, got {kind}"))
+}
+
+/// A number node's operands: its bits, low word first.
+fn number(a: u32, b: u32) -> f64 {
+    f64::from_bits(u64::from(a) | (u64::from(b) << 32))
 }
 
 fn range(start: u32, len: u32) -> Range<usize> {
@@ -259,7 +265,12 @@ struct Build<'a> {
     long: Long<'a>,
 }
 
-impl Build<'_> {
+impl<'a> Build<'a> {
+    /// A builder that copies long strings, leaving `w` whole.
+    fn copying(w: &'a Words) -> Self {
+        Build { w, long: Long::Copy(&w.long) }
+    }
+
     fn long(&mut self, i: u32) -> String {
         match &mut self.long {
             Long::Take(all) => all[i as usize].take().expect("checked: each long string is used once"),
@@ -280,7 +291,7 @@ impl Build<'_> {
         match kind {
             NULL => Value::Null,
             BOOL => Value::Bool(a != 0),
-            NUMBER => Value::Number(f64::from_bits(u64::from(a) | (u64::from(b) << 32))),
+            NUMBER => Value::Number(number(a, b)),
             STRING => Value::String(self.str(a, b)),
             LONG_STRING => Value::String(self.long(a)),
             BYTES => {
@@ -326,11 +337,9 @@ impl Build<'_> {
     fn object(&mut self, span: Range<usize>) -> PropertyMap {
         // One list, then the map: collecting sorts the keys, whatever order
         // they came in, and builds the tree in one pass.
-        let mut entries = Vec::with_capacity(span.len() / 3);
-        for j in span.step_by(3) {
-            let [ks, kl, child] = [self.w.words[j], self.w.words[j + 1], self.w.words[j + 2]];
-            entries.push((self.str(ks, kl), self.value(child)));
-        }
+        let w = self.w;
+        let entries: Vec<(String, Value)> =
+            w.entries(span).map(|(k, child)| (k.to_owned(), self.value(child))).collect();
         entries.into_iter().collect()
     }
 
@@ -357,15 +366,15 @@ impl Build<'_> {
             SOURCE_PATH => Some(ArchiveSource::Path(self.str(x, y))),
             SOURCE_URI => Some(ArchiveSource::Uri(self.str(x, y))),
             SOURCE_ASSETS => {
+                let w = self.w;
                 let mut out = BTreeMap::new();
-                for j in self.w.pairs(x, y).step_by(3) {
-                    let [ks, kl, child] = [self.w.words[j], self.w.words[j + 1], self.w.words[j + 2]];
+                for (name, child) in w.entries(w.pairs(x, y)) {
                     let member = match self.value(child) {
                         Value::Asset(a) => ArchiveMember::Asset(a),
                         Value::Archive(a) => ArchiveMember::Archive(a),
                         _ => unreachable!("checked: archive members are assets or archives"),
                     };
-                    out.insert(self.str(ks, kl), member);
+                    out.insert(name.to_owned(), member);
                 }
                 Some(ArchiveSource::Assets(out))
             }
@@ -456,7 +465,7 @@ impl<'a> Node<'a> {
 
     pub(crate) fn as_f64(self) -> Option<f64> {
         let [kind, a, b] = self.op();
-        (kind == NUMBER).then(|| f64::from_bits(u64::from(a) | (u64::from(b) << 32)))
+        (kind == NUMBER).then(|| number(a, b))
     }
 
     pub(crate) fn as_str(self) -> Option<&'a str> {
@@ -475,12 +484,12 @@ impl<'a> Node<'a> {
 
     pub(crate) fn object(self) -> Option<Map<'a>> {
         let [kind, a, b] = self.op();
-        (kind == OBJECT).then(|| Map::new(self.w, self.w.pairs(a, b)))
+        (kind == OBJECT).then(|| Map { w: self.w, span: self.w.pairs(a, b), sorted: OnceCell::new() })
     }
 
     /// The value, built (long strings copied).
     pub(crate) fn to_value(self) -> Value {
-        Build { w: self.w, long: Long::Copy(&self.w.long) }.value(self.at)
+        Build::copying(self.w).value(self.at)
     }
 }
 
@@ -491,9 +500,10 @@ pub struct Map<'a> {
     w: &'a Words,
     span: Range<usize>,
     /// Keys strictly in order, as the host and the SDK write them (from
-    /// sorted maps): a lookup can then search by halves. Only looked at
-    /// past [`LINEAR`] fields.
-    sorted: bool,
+    /// sorted maps): a lookup can then search by halves. Found out at the
+    /// first lookup, and only past [`LINEAR`] fields: an object that is
+    /// only iterated never compares its keys.
+    sorted: OnceCell<bool>,
 }
 
 /// Up to this many fields a lookup scans them all: most keys differ from
@@ -501,11 +511,11 @@ pub struct Map<'a> {
 const LINEAR: usize = 8;
 
 impl<'a> Map<'a> {
-    fn new(w: &'a Words, span: Range<usize>) -> Map<'a> {
-        let mut m = Map { w, span, sorted: false };
-        let n = m.len();
-        m.sorted = n > LINEAR && (1..n).all(|i| m.key(i - 1) < m.key(i));
-        m
+    fn sorted(&self) -> bool {
+        *self.sorted.get_or_init(|| {
+            let n = self.len();
+            n > LINEAR && (1..n).all(|i| self.key(i - 1) < self.key(i))
+        })
     }
 
     fn len(&self) -> usize {
@@ -524,7 +534,7 @@ impl<'a> Map<'a> {
     /// The field named `name`; of two, the later, as a map built from the
     /// fields keeps.
     pub(crate) fn get(&self, name: &str) -> Option<Node<'a>> {
-        if self.sorted {
+        if self.sorted() {
             let (mut lo, mut hi) = (0, self.len());
             while lo < hi {
                 let mid = lo + (hi - lo) / 2;
@@ -548,7 +558,6 @@ impl<'a> Map<'a> {
 
     /// The fields, built into a map.
     pub(crate) fn to_map(&self) -> PropertyMap {
-        let mut b = Build { w: self.w, long: Long::Copy(&self.w.long) };
-        b.object(self.span.clone())
+        Build::copying(self.w).object(self.span.clone())
     }
 }
