@@ -51,11 +51,21 @@ impl Fields {
     }
 
     pub fn into_map(self) -> PropertyMap {
-        let mut m = PropertyMap::new();
-        for (k, v) in self.0 {
-            m.insert(k.into_owned(), v);
-        }
-        m
+        self.into_iter().collect()
+    }
+}
+
+/// The pairs with owned names, in their order; collected into a map, of
+/// two with one name the later wins.
+impl IntoIterator for Fields {
+    type Item = (String, Value);
+    type IntoIter = std::iter::Map<
+        std::vec::IntoIter<(Cow<'static, str>, Value)>,
+        fn((Cow<'static, str>, Value)) -> (String, Value),
+    >;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter().map(|(k, v)| (k.into_owned(), v))
     }
 }
 

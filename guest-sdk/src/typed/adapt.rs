@@ -49,8 +49,8 @@ fn inputs<T: Object>(mut raw: PropertyMap) -> Result<(PropertyMap, Decoded<T>)> 
 
 /// [`inputs`] when only the typed value is needed (not a preview): the
 /// normalized map is not built, and words are read where they lie.
-fn typed_inputs<T: Object, S: Source + ?Sized>(raw: &S) -> Result<(T, Decoded<T>)> {
-    known(no_failures(decode_defaulted::<T, S>(raw))?)
+fn typed_inputs<T: Object>(raw: &(impl Source + ?Sized)) -> Result<(T, Decoded<T>)> {
+    known(no_failures(decode_defaulted::<T>(raw))?)
 }
 
 fn state<T: Object>(raw: &PropertyMap) -> Result<(T, Decoded<T>)> {
@@ -119,7 +119,7 @@ fn preview<R: Resource>(
 
 /// A create that is not a preview, from a map or from words.
 fn create<R: Resource, S: Source + ?Sized>(r: &R, ctx: &Context, properties: &S) -> Result<Created> {
-    let (inputs, decoded) = typed_inputs::<R::Inputs, S>(properties)?;
+    let (inputs, decoded) = typed_inputs::<R::Inputs>(properties)?;
     validated(r, &inputs)?;
     let (id, state) = Resource::create(r, ctx, inputs)?;
     let properties = Outputs::Fields(encode_pairs(&state, &decoded));
@@ -193,7 +193,7 @@ impl<R: Resource> AnyResource for R {
             let (raw, decoded) = inputs::<R::Inputs>(req.news)?;
             Outputs::Map(preview(self, ctx, Some(&olds), raw, decoded)?)
         } else {
-            let (news, decoded) = typed_inputs::<R::Inputs, _>(&req.news)?;
+            let (news, decoded) = typed_inputs::<R::Inputs>(&req.news)?;
             validated(self, &news)?;
             let mut out = encode_pairs(&Resource::update(self, ctx, &req.id, olds, news)?, &decoded);
             old_decoded.protect_fields(&mut out);

@@ -400,7 +400,7 @@ pub(crate) fn decode_with<T: Object>(m: &PropertyMap, strict: bool, require_know
 
 /// [`decode`] of a map that is not normalized: the same result as
 /// normalizing a copy first, without the copy.
-pub(crate) fn decode_defaulted<T: Object, S: Source + ?Sized>(m: &S) -> Decoded<T> {
+pub(crate) fn decode_defaulted<T: Object>(m: &(impl Source + ?Sized)) -> Decoded<T> {
     decode_in(Decoder { defaults: true, ..Decoder::new(true, false) }, m)
 }
 
@@ -410,13 +410,9 @@ pub fn decode<T: Object>(m: &PropertyMap) -> Decoded<T> {
     decode_with(m, true, false)
 }
 
-/// Decodes a resource's state: keys `T` does not declare are ignored.
-pub fn decode_state<T: Object>(m: &PropertyMap) -> Decoded<T> {
-    decode_state_in(m)
-}
-
-/// [`decode_state`] of a map or of words.
-pub(crate) fn decode_state_in<T: Object, S: Source + ?Sized>(m: &S) -> Decoded<T> {
+/// Decodes a resource's state (a map, or the words it came in): keys `T`
+/// does not declare are ignored.
+pub fn decode_state<T: Object>(m: &(impl Source + ?Sized)) -> Decoded<T> {
     decode_in(Decoder::new(false, false), m)
 }
 

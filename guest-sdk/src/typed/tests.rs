@@ -351,14 +351,14 @@ fn decoding_with_defaults_equals_normalizing_first() {
         let mut normalized = m.clone();
         normalize::<BucketArgs>(&mut normalized);
         let expected = format!("{:?}", decode::<BucketArgs>(&normalized));
-        let got = super::decode::decode_defaulted::<BucketArgs, _>(&m);
+        let got = super::decode::decode_defaulted::<BucketArgs>(&m);
         assert_eq!(format!("{got:?}"), expected, "inputs {m:?}");
         let words = crate::wire::words(crate::wire::encode_map(&m)).unwrap();
-        let got = super::decode::decode_defaulted::<BucketArgs, _>(&words.map().unwrap());
+        let got = super::decode::decode_defaulted::<BucketArgs>(&words.map().unwrap());
         assert_eq!(format!("{got:?}"), expected, "inputs from words {m:?}");
         // A state is decoded the same from words as from the map.
         let state = format!("{:?}", decode_state::<BucketArgs>(&m));
-        assert_eq!(format!("{:?}", super::decode::decode_state_in::<BucketArgs, _>(&words.map().unwrap())), state);
+        assert_eq!(format!("{:?}", decode_state::<BucketArgs>(&words.map().unwrap())), state);
     }
 }
 

@@ -70,7 +70,7 @@ pub trait Object: PulumiType {
 
     /// Inserts the fields into `out`; of two with one name the later wins.
     fn encode_fields(&self, out: &mut PropertyMap) {
-        out.extend(self.to_fields().into_map());
+        out.extend(self.to_fields());
     }
 
     fn to_map(&self) -> PropertyMap {
