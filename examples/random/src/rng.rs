@@ -167,14 +167,6 @@ pub fn choose<'a, R: Rng + ?Sized, T>(rng: &mut R, items: &'a [T]) -> Result<&'a
     Ok(&items[index(rng, items.len())?])
 }
 
-/// Fisher-Yates.
-pub fn shuffle<R: Rng + ?Sized, T>(rng: &mut R, items: &mut [T]) -> Result<()> {
-    for i in (1..items.len()).rev() {
-        items.swap(i, index(rng, i + 1)?);
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
