@@ -299,9 +299,9 @@ macro_rules! __value_codec {
                     Value::ResourceRef(r) => {
                         let [u, ul] = self.text(&r.urn);
                         let (id, [x, y]) = match r.id {
-                            None => (ID_NONE, [0, 0]),
-                            Some(RefId::Known(s)) => (ID_KNOWN, self.text(&s)),
-                            Some(RefId::Unknown) => (ID_UNKNOWN, [0, 0]),
+                            None => (id::NONE, [0, 0]),
+                            Some(RefId::Known(s)) => (id::KNOWN, self.text(&s)),
+                            Some(RefId::Unknown) => (id::UNKNOWN, [0, 0]),
                         };
                         let [p, pl] = self.text(&r.package_version);
                         let e = self.put_extra(&[u, ul, id, x, y, p, pl]);
@@ -366,16 +366,16 @@ macro_rules! __value_codec {
             fn asset(&mut self, at: u32, a: Asset) {
                 let [h, hs, hl] = self.hash(a.hash);
                 let (source, [x, y]) = match a.source {
-                    None => (SOURCE_NONE, [0, 0]),
+                    None => (source::NONE, [0, 0]),
                     Some(AssetSource::Text(t)) => match t.handle() {
-                        Some((handle, len)) => (SOURCE_HELD_TEXT, [handle, len]),
+                        Some((handle, len)) => (source::HELD_TEXT, [handle, len]),
                         None => match self.str(t.into_string()) {
-                            (LONG_STRING, ops) => (SOURCE_LONG_TEXT, ops),
-                            (_, ops) => (SOURCE_TEXT, ops),
+                            (LONG_STRING, ops) => (source::LONG_TEXT, ops),
+                            (_, ops) => (source::TEXT, ops),
                         },
                     },
-                    Some(AssetSource::Path(p)) => (SOURCE_PATH, self.text(&p)),
-                    Some(AssetSource::Uri(u)) => (SOURCE_URI, self.text(&u)),
+                    Some(AssetSource::Path(p)) => (source::PATH, self.text(&p)),
+                    Some(AssetSource::Uri(u)) => (source::URI, self.text(&u)),
                 };
                 let e = self.put_extra(&[h, hs, hl, source, x, y]);
                 self.set(at, ASSET, e, 0)
@@ -385,13 +385,13 @@ macro_rules! __value_codec {
                 let [h, hs, hl] = self.hash(a.hash);
                 let mut members = None;
                 let (source, [x, y]) = match a.source {
-                    None => (SOURCE_NONE, [0, 0]),
-                    Some(ArchiveSource::Path(p)) => (SOURCE_PATH, self.text(&p)),
-                    Some(ArchiveSource::Uri(u)) => (SOURCE_URI, self.text(&u)),
+                    None => (source::NONE, [0, 0]),
+                    Some(ArchiveSource::Path(p)) => (source::PATH, self.text(&p)),
+                    Some(ArchiveSource::Uri(u)) => (source::URI, self.text(&u)),
                     Some(ArchiveSource::Assets(m)) => {
                         let (start, count) = self.keys(m.keys().map(String::as_str));
                         members = Some((start, m));
-                        (SOURCE_ASSETS, [start as u32, count as u32])
+                        (source::ASSETS, [start as u32, count as u32])
                     }
                 };
                 let e = self.put_extra(&[h, hs, hl, source, x, y]);

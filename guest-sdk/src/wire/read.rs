@@ -210,8 +210,8 @@ impl Check<'_> {
                 let w: [u32; ASSET_WORDS] = self.extra(a, ASSET_WORDS)?.try_into().expect("six words");
                 self.hash(&w)?;
                 match w[3] {
-                    SOURCE_TEXT | SOURCE_PATH | SOURCE_URI => self.text(w[4], w[5])?,
-                    SOURCE_LONG_TEXT => self.long(w[4])?,
+                    source::TEXT | source::PATH | source::URI => self.text(w[4], w[5])?,
+                    source::LONG_TEXT => self.long(w[4])?,
                     _ => {}
                 }
             }
@@ -219,8 +219,8 @@ impl Check<'_> {
                 let w: [u32; ASSET_WORDS] = self.extra(a, ASSET_WORDS)?.try_into().expect("six words");
                 self.hash(&w)?;
                 match w[3] {
-                    SOURCE_PATH | SOURCE_URI => self.text(w[4], w[5])?,
-                    SOURCE_ASSETS => {
+                    source::PATH | source::URI => self.text(w[4], w[5])?,
+                    source::ASSETS => {
                         let span = self.fields(w[4], w[5], at)?;
                         for (name, child) in self.w.entries(span) {
                             if !matches!(self.w.node(child)[0], ASSET | ARCHIVE) {
@@ -234,7 +234,7 @@ impl Check<'_> {
             REFERENCE => {
                 let w: [u32; REFERENCE_WORDS] = self.extra(a, REFERENCE_WORDS)?.try_into().expect("seven words");
                 self.text(w[0], w[1])?;
-                if w[2] == ID_KNOWN {
+                if w[2] == id::KNOWN {
                     self.text(w[3], w[4])?;
                 }
                 self.text(w[5], w[6])?;
@@ -315,8 +315,8 @@ impl<'a> Build<'a> {
                 Value::ResourceRef(ResourceRef {
                     urn: self.str(w[0], w[1]),
                     id: match w[2] {
-                        ID_KNOWN => Some(RefId::Known(self.str(w[3], w[4]))),
-                        ID_UNKNOWN => Some(RefId::Unknown),
+                        id::KNOWN => Some(RefId::Known(self.str(w[3], w[4]))),
+                        id::UNKNOWN => Some(RefId::Unknown),
                         _ => None,
                     },
                     package_version: self.str(w[5], w[6]),
@@ -349,11 +349,11 @@ impl<'a> Build<'a> {
         Asset {
             hash: self.hash(w),
             source: match w[3] {
-                SOURCE_TEXT => Some(AssetSource::Text(self.str(x, y).into())),
-                SOURCE_LONG_TEXT => Some(AssetSource::Text(self.long(x).into())),
-                SOURCE_HELD_TEXT => Some(AssetSource::Text(Text::held(x, y))),
-                SOURCE_PATH => Some(AssetSource::Path(self.str(x, y))),
-                SOURCE_URI => Some(AssetSource::Uri(self.str(x, y))),
+                source::TEXT => Some(AssetSource::Text(self.str(x, y).into())),
+                source::LONG_TEXT => Some(AssetSource::Text(self.long(x).into())),
+                source::HELD_TEXT => Some(AssetSource::Text(Text::held(x, y))),
+                source::PATH => Some(AssetSource::Path(self.str(x, y))),
+                source::URI => Some(AssetSource::Uri(self.str(x, y))),
                 _ => None,
             },
         }
@@ -363,9 +363,9 @@ impl<'a> Build<'a> {
         let w = self.w.extra(at, ASSET_WORDS);
         let (x, y) = (w[4], w[5]);
         let source = match w[3] {
-            SOURCE_PATH => Some(ArchiveSource::Path(self.str(x, y))),
-            SOURCE_URI => Some(ArchiveSource::Uri(self.str(x, y))),
-            SOURCE_ASSETS => {
+            source::PATH => Some(ArchiveSource::Path(self.str(x, y))),
+            source::URI => Some(ArchiveSource::Uri(self.str(x, y))),
+            source::ASSETS => {
                 let w = self.w;
                 let mut out = BTreeMap::new();
                 for (name, child) in w.entries(w.pairs(x, y)) {

@@ -57,7 +57,7 @@ pub use v0_3 as latest;
 pub const CONTRACT: &str = "0.3.1";
 /// Strings this long or longer get their own `str.long` in a value the host
 /// writes, moved instead of copied into the value's shared `text` (see
-/// `types.wit`). The SDK uses the same length.
-pub const LONG_STRING: usize = 1 << 10;
+/// `types.wit`); the guest SDK reads the same number.
+pub const LONG_STRING: usize = pulumi_wasm_words::LONG;
 /// Every version this host serves, newest first.
 pub const CONTRACTS: [&str; 4] = ["0.3.1", "0.3.0", "0.2.0", "0.1.0"];
