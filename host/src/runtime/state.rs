@@ -226,23 +226,23 @@ impl WasiHttpView for HostState {
 impl types::Host for HostState {}
 
 impl context::Host for HostState {
-    async fn cancelled(&mut self) -> wasmtime::Result<bool> {
+    fn cancelled(&mut self) -> wasmtime::Result<bool> {
         Ok(self.cancelled.load(Ordering::Relaxed))
     }
 
-    async fn report_partial_state(&mut self, id: String, properties: types::Value) -> wasmtime::Result<()> {
+    fn report_partial_state(&mut self, id: String, properties: types::Value) -> wasmtime::Result<()> {
         // Validated when (if) it is used; only the latest report is kept.
         self.partial = Some(PartialState { id, properties });
         Ok(())
     }
 
-    async fn asset_text(&mut self, handle: u32) -> wasmtime::Result<Option<String>> {
+    fn asset_text(&mut self, handle: u32) -> wasmtime::Result<Option<String>> {
         Ok(held::text(handle))
     }
 }
 
 impl logging::Host for HostState {
-    async fn log(
+    fn log(
         &mut self,
         severity: logging::Severity,
         message: String,

@@ -282,28 +282,24 @@ macro_rules! adapter {
             impl old::types::Host for HostState {}
 
             impl old::logging::Host for HostState {
-                async fn log(
+                fn log(
                     &mut self,
                     severity: old::logging::Severity,
                     message: String,
                     urn: Option<String>,
                     ephemeral: bool,
                 ) -> wasmtime::Result<()> {
-                    new::logging::Host::log(self, severity.up(), message, urn, ephemeral).await
+                    new::logging::Host::log(self, severity.up(), message, urn, ephemeral)
                 }
             }
 
             impl old::context::Host for HostState {
-                async fn cancelled(&mut self) -> wasmtime::Result<bool> {
-                    new::context::Host::cancelled(self).await
+                fn cancelled(&mut self) -> wasmtime::Result<bool> {
+                    new::context::Host::cancelled(self)
                 }
 
-                async fn report_partial_state(
-                    &mut self,
-                    id: String,
-                    properties: old::types::Value,
-                ) -> wasmtime::Result<()> {
-                    new::context::Host::report_partial_state(self, id, properties.up()).await
+                fn report_partial_state(&mut self, id: String, properties: old::types::Value) -> wasmtime::Result<()> {
+                    new::context::Host::report_partial_state(self, id, properties.up())
                 }
             }
 

@@ -15,11 +15,14 @@ mod flat;
 pub mod spans;
 pub mod words;
 
+// Only the monitor's imports wait (on the engine); the others return at
+// once, so they are plain functions: an async import costs every call a
+// boxed future and a poll.
 pub mod v0_1_0 {
     wasmtime::component::bindgen!({
         path: "../wit/since_v0.1.0",
         world: "pulumi:provider/provider",
-        imports: { default: async | trappable },
+        imports: { "pulumi:provider/monitor": async | trappable, default: trappable },
         exports: { default: async },
     });
 }
@@ -28,7 +31,7 @@ pub mod v0_2_0 {
     wasmtime::component::bindgen!({
         path: "../wit/since_v0.2.0",
         world: "pulumi:provider/provider",
-        imports: { default: async | trappable },
+        imports: { "pulumi:provider/monitor": async | trappable, default: trappable },
         exports: { default: async },
     });
 }
@@ -40,7 +43,7 @@ pub mod v0_3 {
     wasmtime::component::bindgen!({
         path: "../wit/since_v0.3.1",
         world: "pulumi:provider/provider",
-        imports: { default: async | trappable },
+        imports: { "pulumi:provider/monitor": async | trappable, default: trappable },
         exports: { default: async },
     });
 }
