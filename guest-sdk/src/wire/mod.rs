@@ -298,13 +298,13 @@ macro_rules! __value_codec {
                     Value::Unknown(k) => self.set(at, UNKNOWN, unknown_out(k), 0),
                     Value::ResourceRef(r) => {
                         let [u, ul] = self.text(&r.urn);
-                        let (id, [x, y]) = match r.id {
+                        let (id_kind, [x, y]) = match r.id {
                             None => (id::NONE, [0, 0]),
                             Some(RefId::Known(s)) => (id::KNOWN, self.text(&s)),
                             Some(RefId::Unknown) => (id::UNKNOWN, [0, 0]),
                         };
                         let [p, pl] = self.text(&r.package_version);
-                        let e = self.put_extra(&[u, ul, id, x, y, p, pl]);
+                        let e = self.put_extra(&[u, ul, id_kind, x, y, p, pl]);
                         self.set(at, REFERENCE, e, 0)
                     }
                     Value::Output(o) => {
@@ -365,7 +365,7 @@ macro_rules! __value_codec {
 
             fn asset(&mut self, at: u32, a: Asset) {
                 let [h, hs, hl] = self.hash(a.hash);
-                let (source, [x, y]) = match a.source {
+                let (src, [x, y]) = match a.source {
                     None => (source::NONE, [0, 0]),
                     Some(AssetSource::Text(t)) => match t.handle() {
                         Some((handle, len)) => (source::HELD_TEXT, [handle, len]),
@@ -377,14 +377,14 @@ macro_rules! __value_codec {
                     Some(AssetSource::Path(p)) => (source::PATH, self.text(&p)),
                     Some(AssetSource::Uri(u)) => (source::URI, self.text(&u)),
                 };
-                let e = self.put_extra(&[h, hs, hl, source, x, y]);
+                let e = self.put_extra(&[h, hs, hl, src, x, y]);
                 self.set(at, ASSET, e, 0)
             }
 
             fn archive(&mut self, at: u32, a: Archive) {
                 let [h, hs, hl] = self.hash(a.hash);
                 let mut members = None;
-                let (source, [x, y]) = match a.source {
+                let (src, [x, y]) = match a.source {
                     None => (source::NONE, [0, 0]),
                     Some(ArchiveSource::Path(p)) => (source::PATH, self.text(&p)),
                     Some(ArchiveSource::Uri(u)) => (source::URI, self.text(&u)),
@@ -394,7 +394,7 @@ macro_rules! __value_codec {
                         (source::ASSETS, [start as u32, count as u32])
                     }
                 };
-                let e = self.put_extra(&[h, hs, hl, source, x, y]);
+                let e = self.put_extra(&[h, hs, hl, src, x, y]);
                 self.set(at, ARCHIVE, e, 0);
                 // The members after the archive's own operands: they come later in node order.
                 if let Some((start, m)) = members {
