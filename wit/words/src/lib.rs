@@ -1,8 +1,6 @@
-//! The numbers of the words encoding of values (wit/README.md, "Values as
-//! words"), in one place for the host and the guest SDK.
-
-#![no_std]
+// The crate's documentation is its README (with an example, run as a doctest).
 #![doc = include_str!("../README.md")]
+#![no_std]
 
 /// Node kinds: a node's first word.
 pub mod kind {
