@@ -31,7 +31,7 @@ fn main() {
 }
 
 fn run() -> anyhow::Result<()> {
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let runtime = pulumi_wasm_host::server::provider_runtime()?;
     let outcome = dispatch(&runtime);
     // Blocking work still running (a component compiling behind a warm
     // start's port line) must not hold the process after it has stopped serving.

@@ -334,9 +334,8 @@ pub fn plugin_main<P: Provider>(make: fn() -> P) {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
     // Stdout belongs to the port line.
     tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
-    let run = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
+    // The same runtime as a component's host: the baseline differs in nothing but WebAssembly.
+    let run = pulumi_wasm_host::server::provider_runtime()
         .map_err(anyhow::Error::from)
         .and_then(|rt| rt.block_on(serve_native(make, args.engine_address)));
     if let Err(e) = run {

@@ -432,3 +432,35 @@ async fn autonaming_is_said_at_handshake_from_a_cold_or_warm_start_and_honoured_
         }
     }
 }
+
+#[tokio::test]
+async fn worker_threads_default_to_one_per_core_and_can_be_set() {
+    use e2e_tests::Launch;
+    let echo = component("echo-provider");
+    let said = |p: &Plugin| {
+        let text = p.stderr();
+        let at = text.find("worker threads)")?;
+        let open = text[..at].rfind('(')?;
+        text[open + 1..at].trim().parse::<usize>().ok()
+    };
+    let cores = std::thread::available_parallelism().unwrap().get();
+    for (value, expected) in [(None, cores), (Some("3"), 3)] {
+        let launch = value.map_or_else(Launch::new, |v| Launch::new().env("PULUMI_WASM_WORKER_THREADS", v));
+        let mut p = Plugin::launch(&echo, None, &launch.arg("-v=3")).await.unwrap();
+        p.client.get_plugin_info(()).await.unwrap();
+        // The line follows the port line; stderr is read by a task of its own.
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        while said(&p).is_none() && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert_eq!(said(&p), Some(expected), "{value:?}; stderr: {}", p.stderr());
+    }
+    for bad in ["0", "many"] {
+        let launch = Launch::new().env("PULUMI_WASM_WORKER_THREADS", bad);
+        let err = Plugin::launch(&echo, None, &launch).await.err().expect("a bad count is refused").to_string();
+        assert!(
+            err.contains(&format!("PULUMI_WASM_WORKER_THREADS must be a positive number of threads, not '{bad}'")),
+            "{err}"
+        );
+    }
+}

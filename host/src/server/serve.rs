@@ -73,7 +73,8 @@ async fn serve_provider<B: Backend>(provider: ProviderService<B>, options: Serve
         writeln!(out, "{port}")?;
         out.flush()?;
     }
-    tracing::info!("serving on 127.0.0.1:{port}");
+    let workers = tokio::runtime::Handle::current().metrics().num_workers();
+    tracing::info!("serving on 127.0.0.1:{port} ({workers} worker threads)");
 
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let stop = async move {
@@ -98,6 +99,34 @@ async fn serve_provider<B: Backend>(provider: ProviderService<B>, options: Serve
             Ok(())
         }
     }
+}
+
+/// The environment variable that sets [`provider_runtime`]'s worker threads (a positive number).
+pub const WORKER_THREADS_VAR: &str = "PULUMI_WASM_WORKER_THREADS";
+
+/// The async runtime a provider process serves on: [`WORKER_THREADS_VAR`]
+/// worker threads if set (and not empty), else tokio's default, one per
+/// core. Fewer can answer more calls where the engine shares a small
+/// machine: on 2 cores, under continuous load at 64 concurrent callers, one
+/// worker answered 5% (native) to 17% (a component) more calls a second,
+/// but in the benchmark's one-second rounds both answered fewer Checks
+/// (BENCHMARKS.md, twenty-first session), so the default stays. A guest
+/// that computes for long yields at every epoch tick, so even one worker
+/// keeps answering other calls.
+pub fn provider_runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if let Ok(v) = std::env::var(WORKER_THREADS_VAR)
+        && !v.trim().is_empty()
+    {
+        let n = v.trim().parse::<usize>().ok().filter(|n| *n > 0).ok_or_else(|| {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("{WORKER_THREADS_VAR} must be a positive number of threads, not '{v}'"),
+            )
+        })?;
+        builder.worker_threads(n);
+    }
+    builder.enable_all().build()
 }
 
 /// Large values (assets, big maps) cross a provider in buffers of a few MB
