@@ -10,4 +10,4 @@ mod status;
 
 pub use engine::EngineLink;
 pub use provider::{ProviderService, WasmProvider};
-pub use serve::{ServeOptions, WORKER_THREADS_VAR, keep_freed_memory, provider_runtime, serve};
+pub use serve::{ServeOptions, keep_freed_memory, provider_runtime, serve};

@@ -102,9 +102,9 @@ async fn serve_provider<B: Backend>(provider: ProviderService<B>, options: Serve
 }
 
 /// The environment variable that sets [`provider_runtime`]'s worker threads (a positive number).
-pub const WORKER_THREADS_VAR: &str = "PULUMI_WASM_WORKER_THREADS";
+const WORKER_THREADS_VAR: &str = "PULUMI_WASM_WORKER_THREADS";
 
-/// The async runtime a provider process serves on: [`WORKER_THREADS_VAR`]
+/// The async runtime a provider process serves on: `PULUMI_WASM_WORKER_THREADS`
 /// worker threads if set (and not empty), else tokio's default, one per
 /// core. Fewer can answer more calls where the engine shares a small
 /// machine: on 2 cores, under continuous load at 64 concurrent callers, one
