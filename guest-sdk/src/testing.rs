@@ -401,6 +401,41 @@ fn seed(urn: &str, n: u64) -> Vec<u8> {
         .collect()
 }
 
+/// Properties holding every kind of value Pulumi sends: null, bool, number,
+/// string, bytes, an array with an unknown, nested objects, a secret, an
+/// asset, an archive of members, resource references (with a known and an
+/// unknown ID), output values (known and unknown), and strings and asset
+/// text long enough to take the long-text path. For round-trip tests of code
+/// that carries values, where the kind left out is the usual bug.
+pub fn every_kind() -> PropertyMap {
+    use crate::value::{Archive, ArchiveMember, ArchiveSource, Asset, Output, RefId, ResourceRef, UnknownKind};
+    let mut members = std::collections::BTreeMap::new();
+    members.insert("a.txt".to_string(), ArchiveMember::Asset(Asset::text("hi")));
+    members.insert(
+        "inner".to_string(),
+        ArchiveMember::Archive(Archive { hash: None, source: Some(ArchiveSource::Path("x.zip".into())) }),
+    );
+    let reference = |id| Value::ResourceRef(ResourceRef { urn: "urn:x".into(), id, package_version: "1.0.0".into() });
+    crate::props! {
+        "null" => Value::Null,
+        "b" => true,
+        "n" => 1.5,
+        "s" => "str",
+        "bytes" => Value::Bytes(vec![0xff, 0x00]),
+        "arr" => vec![Value::from(1), Value::Unknown(UnknownKind::Number)],
+        "obj" => crate::props! { "deep" => crate::props! { "deeper" => "x" } },
+        "secret" => Value::secret("shh"),
+        "asset" => Asset::uri("https://example.com/a"),
+        "archive" => Archive { hash: Some("h".into()), source: Some(ArchiveSource::Assets(members)) },
+        "ref" => reference(Some(RefId::Known("i".into()))),
+        "ref-unknown-id" => reference(Some(RefId::Unknown)),
+        "out" => Value::Output(Output { value: Some(Box::new("v".into())), secret: true, dependencies: vec!["urn:d".into()] }),
+        "unknown-out" => Value::Output(Output { value: None, secret: false, dependencies: vec![] }),
+        "long" => "é".repeat(1000),
+        "long-asset" => Asset::text("x".repeat(4096)),
+    }
+}
+
 #[cfg(test)]
 #[path = "testing_tests.rs"]
 mod tests;

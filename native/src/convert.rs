@@ -372,37 +372,13 @@ pub fn mapping(m: Option<sdk::Mapping>) -> Option<rp::Mapping> {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
-
     use super::*;
     use pulumi_wasm_host::convert::value::{WireOptions, struct_to_wit, wit_to_struct};
-    use sdk::props;
-    use sdk::{Archive, ArchiveMember, ArchiveSource, Asset, Output, RefId, ResourceRef, UnknownKind, Value};
 
     /// Every value kind: SDK -> host WIT -> wire -> host WIT -> SDK is the identity.
     #[test]
     fn every_kind_round_trips_through_the_host() {
-        let mut members = BTreeMap::new();
-        members.insert("a.txt".to_string(), ArchiveMember::Asset(Asset::text("hi")));
-        members.insert(
-            "inner".to_string(),
-            ArchiveMember::Archive(Archive { hash: None, source: Some(ArchiveSource::Path("x.zip".into())) }),
-        );
-        let m = props! {
-            "null" => Value::Null,
-            "b" => true,
-            "n" => 1.5,
-            "s" => "str",
-            "bytes" => Value::Bytes(vec![0xff, 0x00]),
-            "arr" => vec![Value::from(1), Value::Unknown(UnknownKind::Number)],
-            "obj" => props! { "deep" => props! { "deeper" => "x" } },
-            "secret" => Value::secret("shh"),
-            "asset" => Asset::uri("https://example.com/a"),
-            "archive" => Archive { hash: Some("h".into()), source: Some(ArchiveSource::Assets(members)) },
-            "ref" => Value::ResourceRef(ResourceRef { urn: "urn:x".into(), id: Some(RefId::Known("i".into())), package_version: "1.0.0".into() }),
-            "out" => Value::Output(Output { value: Some(Box::new("v".into())), secret: true, dependencies: vec!["urn:d".into()] }),
-            "unknown-out" => Value::Output(Output { value: None, secret: false, dependencies: vec![] }),
-        };
+        let m = sdk::testing::every_kind();
         let opts = WireOptions { byte_strings: true, ..WireOptions::default() };
         let wire = wit_to_struct(&wire_map(m.clone()), opts, Default::default()).expect("valid for the host");
         let back = map(struct_to_wit(&wire).expect("decodes")).expect("decodes");

@@ -559,29 +559,7 @@ mod tests {
 
     #[test]
     fn every_kind_round_trips() {
-        let mut members = std::collections::BTreeMap::new();
-        members.insert("a.txt".to_string(), ArchiveMember::Asset(Asset::text("hi")));
-        members.insert(
-            "inner".to_string(),
-            ArchiveMember::Archive(Archive { hash: None, source: Some(ArchiveSource::Path("x.zip".into())) }),
-        );
-        let m = props! {
-            "null" => Value::Null,
-            "b" => true,
-            "n" => 1.5,
-            "s" => "str",
-            "bytes" => Value::Bytes(vec![0xff, 0x00]),
-            "arr" => vec![Value::from(1), Value::Unknown(UnknownKind::Number)],
-            "obj" => props! { "deep" => props! { "deeper" => "x" } },
-            "secret" => Value::secret("shh"),
-            "asset" => Asset::uri("https://example.com/a"),
-            "archive" => Archive { hash: Some("h".into()), source: Some(ArchiveSource::Assets(members)) },
-            "ref" => Value::ResourceRef(ResourceRef { urn: "urn:x".into(), id: Some(RefId::Unknown), package_version: "1.0.0".into() }),
-            "out" => Value::Output(Output { value: Some(Box::new("v".into())), secret: true, dependencies: vec!["urn:d".into()] }),
-            "unknown-out" => Value::Output(Output { value: None, secret: false, dependencies: vec![] }),
-            "long" => "é".repeat(1000),
-            "long-asset" => Asset::text("x".repeat(4096)),
-        };
+        let m = crate::testing::every_kind();
         let wire = encode_map(&m);
         let w = &wire.words;
         let [n, i, f, e] = [w[0], w[1], w[2], w[3]].map(|c| c as usize);
