@@ -15,7 +15,7 @@
 //!
 //! The host sends every request itself and checks it against the user's
 //! grants (scheme, host, port). A request it refuses fails with
-//! [`Error::FailedPrecondition`](crate::Error::FailedPrecondition) naming the
+//! [`Error::FailedPrecondition`] naming the
 //! URL; the provider needs no code for that: return the error with `?`.
 //!
 //! Redirects are **not** followed unless asked for with

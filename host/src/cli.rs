@@ -1,5 +1,9 @@
 //! Command-line arguments: the engine's, the runtime's and the sandbox's.
 
+// The doc comments on arguments are clap's --help text, where NAME[@REQ]
+// and <pid> mean what they say, not rustdoc links or HTML.
+#![allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 

@@ -3,6 +3,10 @@
 //! value bytes it hands back through the schema, which generated SDKs embed
 //! and every later run sends as `Parameterize(value)`.
 
+// The doc comments on arguments are clap's --help text, where NAME[@REQ]
+// and <pid> mean what they say, not rustdoc links or HTML.
+#![allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
+
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
 use clap::Parser;

@@ -116,8 +116,8 @@ impl ArtifactCache {
     /// compiled from bytes with that digest. The identity includes the inode
     /// change time (ctime), which the kernel sets on every write, truncation,
     /// rename or `utimes` and which unprivileged code cannot set back; and a
-    /// record is trusted only if the file's last change was [`SETTLED`] (on
-    /// file systems with whole-second times [`SETTLED_COARSE`]) before the
+    /// record is trusted only if the file's last change was `SETTLED` (on
+    /// file systems with whole-second times `SETTLED_COARSE`) before the
     /// record's stat, so a write in the same timestamp tick as the hash (the
     /// "racy clean" case) is re-hashed. Whoever can write this directory
     /// can already replace the artifacts themselves, so the record adds no

@@ -41,9 +41,9 @@ impl EngineLink {
     }
 
     /// Sends guest logs to the engine until `logs` closes, several calls at
-    /// once and each URN's messages in order (see [`super::forward`]).
+    /// once and each URN's messages in order (see `server::forward`).
     /// Messages that arrive before the engine's address is known wait for
-    /// it. `serve` flushes them when it stops (see [`EngineLink::flush_logs`]).
+    /// it. `serve` flushes them when it stops (see `EngineLink::flush_logs`).
     pub fn forward_logs(&self, logs: mpsc::Receiver<GuestLog>) {
         let addr = self.addr.subscribe();
         let client = SharedClient::default();
