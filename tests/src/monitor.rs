@@ -15,10 +15,10 @@ use tokio::net::TcpListener;
 use tokio_stream::wrappers::TcpListenerStream;
 use tonic::{Request, Response, Status};
 
+use crate::json::{SECRET_SIG, SIG_KEY};
+
 pub const STACK: &str = "dev";
 pub const PROJECT: &str = "proj";
-const SECRET_SIG: &str = "1b47061264138c4ac30d75fd1eb44270";
-const SIG_KEY: &str = "4dabf18193072939515e22adb298388d";
 
 /// Everything the monitor received, in order.
 #[derive(Clone, Debug, Default)]

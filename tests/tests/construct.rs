@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 
+use e2e_tests::json::{OUTPUT_SIG, RESOURCE_REF_SIG, SIG_KEY, secret};
 use e2e_tests::monitor::{id_of, urn};
 use e2e_tests::{Launch, Plugin, TestEngine, TestMonitor, booted, component, from_struct, older_component, to_struct};
 use pulumirpc::*;
@@ -17,16 +18,8 @@ const STACK_URN: &str = "urn:pulumi:dev::proj::pulumi:pulumi:Stack::proj-dev";
 const DEP_URN: &str = "urn:pulumi:dev::proj::random:index:RandomString::owner-name";
 const OTHER_DEP: &str = "urn:pulumi:dev::proj::random:index:RandomId::other";
 const PROVIDER_REF: &str = "urn:pulumi:dev::proj::pulumi:providers:random::default::prov-1";
-const SIG_KEY: &str = "4dabf18193072939515e22adb298388d";
-const SECRET_SIG: &str = "1b47061264138c4ac30d75fd1eb44270";
-const OUTPUT_SIG: &str = "d0e6a833031e9bbcd3f4e8bde6ca49a4";
-const RESOURCE_REF_SIG: &str = "5cf8f73096256a8f31e491e813e4eb8e";
 const UNKNOWN: &str = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
 const NOT_AVAILABLE: &str = "the resource monitor is only available during construct and call";
-
-fn secret(v: Json) -> Json {
-    json!({ SIG_KEY: SECRET_SIG, "value": v })
-}
 
 async fn serve(crate_name: &str) -> (TestEngine, Plugin) {
     booted(&component(crate_name)).await

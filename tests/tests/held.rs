@@ -4,6 +4,7 @@
 //! the call at hand. Components built against 0.3.0 get every text copied
 //! in, as before.
 
+use e2e_tests::json::{ASSET_SIG, SIG_KEY};
 use e2e_tests::{
     Launch, Plugin, PolicyAt, TestEngine, TestMonitor, component, from_struct, host_bin, older_component, to_struct,
 };
@@ -11,11 +12,8 @@ use pulumirpc::*;
 use serde_json::{Value as Json, json};
 use tonic::Code;
 
-const SIG: &str = "4dabf18193072939515e22adb298388d";
-const ASSET_SIG: &str = "c44067f5952c0a294b673a41bacd8c17";
-
 fn text_asset(text: String) -> Json {
-    json!({ SIG: ASSET_SIG, "text": text, "hash": "0".repeat(64) })
+    json!({ SIG_KEY: ASSET_SIG, "text": text, "hash": "0".repeat(64) })
 }
 
 async fn launched(file: &std::path::Path, policy: &str) -> (TestEngine, Plugin) {

@@ -2,6 +2,7 @@
 //! example: boot, schema, check, diff, create (preview and real), read,
 //! update, delete, invoke, logs.
 
+use e2e_tests::json::{SECRET_SIG, SIG_KEY};
 use e2e_tests::{Plugin, TestEngine, booted, component, from_struct, to_struct, workspace_root};
 use pulumirpc::diff_response::DiffChanges;
 use pulumirpc::property_diff::Kind;
@@ -12,8 +13,6 @@ use tonic::Code;
 const STRING: &str = "random:index:RandomString";
 const URN: &str = "urn:pulumi:dev::proj::random:index:RandomString::pw";
 const UNKNOWN_STRING: &str = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
-const SECRET_SIG: &str = "1b47061264138c4ac30d75fd1eb44270";
-const SIG_KEY: &str = "4dabf18193072939515e22adb298388d";
 
 async fn random() -> (TestEngine, Plugin) {
     booted(&component("random-provider")).await

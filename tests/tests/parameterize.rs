@@ -17,6 +17,7 @@ use std::result::Result;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
+use e2e_tests::json::{ASSET_SIG, SIG_KEY};
 use e2e_tests::{KvApi, Plugin, TestEngine, component, from_struct, host_bin, registry, to_struct, workspace_root};
 use pulumirpc::parameterize_request::{Parameters, ParametersArgs, ParametersValue};
 use pulumirpc::*;
@@ -307,8 +308,7 @@ async fn the_parameterized_provider_leaves_long_asset_texts_in_the_host() {
     let mut p = bench.start("store").await;
     let hostile = component("hostile-provider");
     by_args(&mut p, &[hostile.to_str().unwrap()]).await.unwrap();
-    let asset =
-        json!({ "4dabf18193072939515e22adb298388d": "c44067f5952c0a294b673a41bacd8c17", "text": "t".repeat(4096) });
+    let asset = json!({ SIG_KEY: ASSET_SIG, "text": "t".repeat(4096) });
     let args = json!({ "asset": asset, "read": true });
     let req = InvokeRequest { tok: "hostile:index:held".into(), args: Some(to_struct(args)), preview: false };
     let out = from_struct(p.client.invoke(req).await.unwrap().into_inner().r#return.as_ref());

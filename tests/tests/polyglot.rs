@@ -8,6 +8,7 @@
 use std::path::Path;
 use std::time::Instant;
 
+use e2e_tests::json::{SECRET_SIG, SIG_KEY, secret, sig};
 use e2e_tests::{Plugin, TestEngine, from_struct, polyglot_component, to_struct, workspace_root};
 use pulumirpc::diff_response::DiffChanges;
 use pulumirpc::property_diff::Kind;
@@ -17,8 +18,6 @@ use tonic::Code;
 
 const UNKNOWN_STRING: &str = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
 const UNKNOWN_NUMBER: &str = "3eeb2bf0-c639-47a8-9e75-3b44932eb421";
-const SIG_KEY: &str = "4dabf18193072939515e22adb298388d";
-const SECRET_SIG: &str = "1b47061264138c4ac30d75fd1eb44270";
 
 #[tokio::test]
 async fn typescript_provider_passes_the_lifecycle() {
@@ -49,30 +48,10 @@ async fn python_provider_passes_the_lifecycle() {
     lifecycle(&polyglot_component("py-random"), "pyrandom").await;
 }
 
-/// A secret's wire form, as the engine receives it (secrets were negotiated).
-fn secret(value: Value) -> Value {
-    json!({ SIG_KEY: SECRET_SIG, "value": value })
-}
-
 /// The plaintext of a secret, failing when `v` is not one.
 fn unwrap_secret(v: &Value) -> &Value {
     assert_eq!(v[SIG_KEY], SECRET_SIG, "not a secret: {v}");
     &v["value"]
-}
-
-/// Pulumi's wire form of a special value: `fields` plus the signature of `kind`.
-fn sig(kind: &str, mut fields: Value) -> Value {
-    let sig = match kind {
-        "secret" => SECRET_SIG,
-        "ref" => "5cf8f73096256a8f31e491e813e4eb8e",
-        "output" => "d0e6a833031e9bbcd3f4e8bde6ca49a4",
-        "asset" => "c44067f5952c0a294b673a41bacd8c17",
-        "archive" => "0def7320c3a5731c473e5ecbe6d01bc7",
-        "bytes" => "803fd3297a5875dc03ca845dda5d2a98",
-        other => other,
-    };
-    fields[SIG_KEY] = json!(sig);
-    fields
 }
 
 /// One property of every kind a value can have, nested a little.

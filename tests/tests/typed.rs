@@ -2,6 +2,7 @@
 //! with `pulumi_wasm_sdk::typed`, so Check failures name property paths,
 //! unknowns pass, secrets stay secret and the schema comes from the types.
 
+use e2e_tests::json::{SECRET_SIG, SIG_KEY, secret};
 use e2e_tests::{Plugin, TestEngine, booted, component, from_struct, to_struct};
 use pulumirpc::*;
 use serde_json::{Value, json};
@@ -9,8 +10,6 @@ use serde_json::{Value, json};
 const STRING: &str = "random:index:RandomString";
 const ID: &str = "random:index:RandomId";
 const UNKNOWN: &str = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
-const SIG_KEY: &str = "4dabf18193072939515e22adb298388d";
-const SECRET_SIG: &str = "1b47061264138c4ac30d75fd1eb44270";
 
 async fn random() -> (TestEngine, Plugin) {
     booted(&component("random-provider")).await
@@ -18,10 +17,6 @@ async fn random() -> (TestEngine, Plugin) {
 
 fn urn(token: &str) -> String {
     format!("urn:pulumi:dev::proj::{token}::r")
-}
-
-fn secret(v: Value) -> Value {
-    json!({ SIG_KEY: SECRET_SIG, "value": v })
 }
 
 async fn check(p: &mut Plugin, token: &str, news: Value) -> CheckResponse {

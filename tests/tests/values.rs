@@ -1,26 +1,11 @@
 //! Every value kind survives wire -> WIT -> guest -> WIT -> wire unchanged,
 //! and malformed values are refused without hurting the host.
 
+use e2e_tests::json::sig;
 use e2e_tests::{Plugin, TestEngine, booted, component, from_struct, older_component, to_struct};
 use pulumirpc::*;
 use serde_json::{Value, json};
 use tonic::Code;
-
-const SIG: &str = "4dabf18193072939515e22adb298388d";
-
-fn sig(kind: &str, mut fields: Value) -> Value {
-    let sig = match kind {
-        "secret" => "1b47061264138c4ac30d75fd1eb44270",
-        "ref" => "5cf8f73096256a8f31e491e813e4eb8e",
-        "output" => "d0e6a833031e9bbcd3f4e8bde6ca49a4",
-        "asset" => "c44067f5952c0a294b673a41bacd8c17",
-        "archive" => "0def7320c3a5731c473e5ecbe6d01bc7",
-        "bytes" => "803fd3297a5875dc03ca845dda5d2a98",
-        other => other,
-    };
-    fields[SIG] = json!(sig);
-    fields
-}
 
 fn every_kind() -> Value {
     let mut deep = json!("bottom");
