@@ -204,18 +204,24 @@ impl<P: Provider> rp::Guest for Adapter<P> {
 
     fn update(req: rp::UpdateRequest) -> Result<rp::UpdateResponse, t::Error> {
         run::<P, _>(|p| {
-            let r = p.update_outputs(UpdateRequest {
-                id: req.id,
-                urn: req.urn,
-                name: req.name,
-                resource_type: req.type_,
-                olds: map(req.olds)?,
-                news: map(req.news)?,
-                old_inputs: map(req.old_inputs)?,
-                timeout: req.timeout,
-                ignore_changes: req.ignore_changes,
-                preview: req.preview,
-            })?;
+            let (olds, news, old_inputs) = (words(req.olds)?, words(req.news)?, words(req.old_inputs)?);
+            let r = p.update_outputs(
+                UpdateRequest {
+                    id: req.id,
+                    urn: req.urn,
+                    name: req.name,
+                    resource_type: req.type_,
+                    olds: PropertyMap::new(),
+                    news: PropertyMap::new(),
+                    old_inputs: PropertyMap::new(),
+                    timeout: req.timeout,
+                    ignore_changes: req.ignore_changes,
+                    preview: req.preview,
+                },
+                olds,
+                news,
+                old_inputs,
+            )?;
             Ok(rp::UpdateResponse {
                 properties: encode_outputs(r.properties),
                 refresh_before_update: r.refresh_before_update,
@@ -225,15 +231,17 @@ impl<P: Provider> rp::Guest for Adapter<P> {
 
     fn delete(req: rp::DeleteRequest) -> Result<(), t::Error> {
         run::<P, _>(|p| {
-            p.delete(DeleteRequest {
+            let (properties, old_inputs) = (words(req.properties)?, words(req.old_inputs)?);
+            let req = DeleteRequest {
                 id: req.id,
                 urn: req.urn,
                 name: req.name,
                 resource_type: req.type_,
-                properties: map(req.properties)?,
-                old_inputs: map(req.old_inputs)?,
+                properties: PropertyMap::new(),
+                old_inputs: PropertyMap::new(),
                 timeout: req.timeout,
-            })
+            };
+            p.delete_words(req, properties, old_inputs)
         })
     }
 

@@ -424,10 +424,29 @@ pub trait Provider: Default + 'static {
         self.create(req).map(Created::from)
     }
 
-    /// [`Provider::create_outputs`] for [`Provider::update`].
+    /// [`Provider::create_outputs`] for [`Provider::update`]: the maps
+    /// still in words (`req`'s are empty). Not part of the API.
     #[doc(hidden)]
-    fn update_outputs(&mut self, req: UpdateRequest) -> Result<Updated> {
+    fn update_outputs(
+        &mut self,
+        mut req: UpdateRequest,
+        olds: Words,
+        news: Words,
+        old_inputs: Words,
+    ) -> Result<Updated> {
+        req.olds = olds.into_map()?;
+        req.news = news.into_map()?;
+        req.old_inputs = old_inputs.into_map()?;
         self.update(req).map(Updated::from)
+    }
+
+    /// How the export layers call [`Provider::delete`], with the maps still
+    /// in words (`req`'s are empty). Not part of the API.
+    #[doc(hidden)]
+    fn delete_words(&mut self, mut req: DeleteRequest, properties: Words, old_inputs: Words) -> Result<()> {
+        req.properties = properties.into_map()?;
+        req.old_inputs = old_inputs.into_map()?;
+        self.delete(req)
     }
 
     fn construct(&mut self, _req: ConstructRequest) -> Result<ConstructResponse> {

@@ -193,31 +193,39 @@ pub fn read(r: rp::ReadRequest) -> sdk::Result<sdk::ReadRequest> {
     })
 }
 
-pub fn update(r: rp::UpdateRequest) -> sdk::Result<sdk::UpdateRequest> {
-    Ok(sdk::UpdateRequest {
+/// The request, and its olds, news and old inputs still in words (what
+/// [`Provider::update_outputs`](sdk::Provider::update_outputs) takes).
+pub fn update(r: rp::UpdateRequest) -> sdk::Result<(sdk::UpdateRequest, [Words; 3])> {
+    let maps = [codec::words(r.olds)?, codec::words(r.news)?, codec::words(r.old_inputs)?];
+    let req = sdk::UpdateRequest {
         id: r.id,
         urn: r.urn,
         name: r.name,
         resource_type: r.type_,
-        olds: map(r.olds)?,
-        news: map(r.news)?,
-        old_inputs: map(r.old_inputs)?,
+        olds: PropertyMap::new(),
+        news: PropertyMap::new(),
+        old_inputs: PropertyMap::new(),
         timeout: r.timeout,
         ignore_changes: r.ignore_changes,
         preview: r.preview,
-    })
+    };
+    Ok((req, maps))
 }
 
-pub fn delete(r: rp::DeleteRequest) -> sdk::Result<sdk::DeleteRequest> {
-    Ok(sdk::DeleteRequest {
+/// The request, and its properties and old inputs still in words (what
+/// [`Provider::delete_words`](sdk::Provider::delete_words) takes).
+pub fn delete(r: rp::DeleteRequest) -> sdk::Result<(sdk::DeleteRequest, [Words; 2])> {
+    let maps = [codec::words(r.properties)?, codec::words(r.old_inputs)?];
+    let req = sdk::DeleteRequest {
         id: r.id,
         urn: r.urn,
         name: r.name,
         resource_type: r.type_,
-        properties: map(r.properties)?,
-        old_inputs: map(r.old_inputs)?,
+        properties: PropertyMap::new(),
+        old_inputs: PropertyMap::new(),
         timeout: r.timeout,
-    })
+    };
+    Ok((req, maps))
 }
 
 pub fn construct(r: rp::ConstructRequest) -> sdk::Result<sdk::ConstructRequest> {

@@ -251,11 +251,23 @@ impl<P: Provider> Backend for NativeBackend<P> {
     }
 
     async fn update(&self, _: Option<Duration>, r: rp::UpdateRequest) -> CallResult<rp::UpdateResponse> {
-        self.with(|p| p.update_outputs(convert::update(r)?).map(convert::update_response), None)
+        self.with(
+            |p| {
+                let (req, [olds, news, old_inputs]) = convert::update(r)?;
+                p.update_outputs(req, olds, news, old_inputs).map(convert::update_response)
+            },
+            None,
+        )
     }
 
     async fn delete(&self, _: Option<Duration>, r: rp::DeleteRequest) -> CallResult<()> {
-        self.with(|p| p.delete(convert::delete(r)?), None)
+        self.with(
+            |p| {
+                let (req, [properties, old_inputs]) = convert::delete(r)?;
+                p.delete_words(req, properties, old_inputs)
+            },
+            None,
+        )
     }
 
     async fn construct(&self, _: Option<Duration>, r: rp::ConstructRequest) -> CallResult<rp::ConstructResponse> {

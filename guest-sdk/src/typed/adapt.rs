@@ -20,7 +20,11 @@ pub(crate) trait AnyResource {
     fn create_words(&self, ctx: &Context, req: CreateRequest, properties: Words) -> Result<Created>;
     fn read(&self, ctx: &Context, req: ReadRequest) -> Result<ReadResponse>;
     fn update(&self, ctx: &Context, req: UpdateRequest) -> Result<Updated>;
+    /// [`AnyResource::update`] of maps still in words (`req`'s are empty).
+    fn update_words(&self, ctx: &Context, req: UpdateRequest, olds: Words, news: Words) -> Result<Updated>;
     fn delete(&self, ctx: &Context, req: DeleteRequest) -> Result<()>;
+    /// [`AnyResource::delete`] of a state still in words (`req`'s is empty).
+    fn delete_words(&self, ctx: &Context, req: DeleteRequest, properties: Words) -> Result<()>;
 }
 
 pub(crate) trait AnyFunction {
@@ -53,7 +57,7 @@ fn typed_inputs<T: Object>(raw: &(impl Source + ?Sized)) -> Result<(T, Decoded<T
     known(no_failures(decode_defaulted::<T>(raw))?)
 }
 
-fn state<T: Object>(raw: &PropertyMap) -> Result<(T, Decoded<T>)> {
+fn state<T: Object>(raw: &(impl Source + ?Sized)) -> Result<(T, Decoded<T>)> {
     let mut decoded = decode_state::<T>(raw);
     match decoded.value.take() {
         Some(v) => Ok((v, decoded)),
@@ -126,6 +130,29 @@ fn create<R: Resource, S: Source + ?Sized>(r: &R, ctx: &Context, properties: &S)
     Ok(Created { id, properties, refresh_before_update: false })
 }
 
+/// An update, from maps or from words (`req`'s own maps are not read). A
+/// preview builds the new inputs' map, as a create's does.
+fn update<R: Resource, S: Source + ?Sized>(
+    r: &R,
+    ctx: &Context,
+    req: &UpdateRequest,
+    olds: &S,
+    news: &S,
+) -> Result<Updated> {
+    let (olds, old_decoded) = state::<R::State>(olds)?;
+    let properties = if req.preview {
+        let (raw, decoded) = inputs::<R::Inputs>(news.to_map())?;
+        Outputs::Map(preview(r, ctx, Some(&olds), raw, decoded)?)
+    } else {
+        let (news, decoded) = typed_inputs::<R::Inputs>(news)?;
+        validated(r, &news)?;
+        let mut out = encode_pairs(&Resource::update(r, ctx, &req.id, olds, news)?, &decoded);
+        old_decoded.protect_fields(&mut out);
+        Outputs::Fields(out)
+    };
+    Ok(Updated { properties, refresh_before_update: false })
+}
+
 /// The entries of `m` that are among `props`.
 /// Read by ID alone: the state comes from the resource itself; the secrets
 /// are the ones the state type declares.
@@ -188,22 +215,20 @@ impl<R: Resource> AnyResource for R {
     }
 
     fn update(&self, ctx: &Context, req: UpdateRequest) -> Result<Updated> {
-        let (olds, old_decoded) = state::<R::State>(&req.olds)?;
-        let properties = if req.preview {
-            let (raw, decoded) = inputs::<R::Inputs>(req.news)?;
-            Outputs::Map(preview(self, ctx, Some(&olds), raw, decoded)?)
-        } else {
-            let (news, decoded) = typed_inputs::<R::Inputs>(&req.news)?;
-            validated(self, &news)?;
-            let mut out = encode_pairs(&Resource::update(self, ctx, &req.id, olds, news)?, &decoded);
-            old_decoded.protect_fields(&mut out);
-            Outputs::Fields(out)
-        };
-        Ok(Updated { properties, refresh_before_update: false })
+        update(self, ctx, &req, &req.olds, &req.news)
+    }
+
+    fn update_words(&self, ctx: &Context, req: UpdateRequest, olds: Words, news: Words) -> Result<Updated> {
+        update(self, ctx, &req, &olds.map()?, &news.map()?)
     }
 
     fn delete(&self, ctx: &Context, req: DeleteRequest) -> Result<()> {
         let (state, _) = state::<R::State>(&req.properties)?;
+        Resource::delete(self, ctx, &req.id, state)
+    }
+
+    fn delete_words(&self, ctx: &Context, req: DeleteRequest, properties: Words) -> Result<()> {
+        let (state, _) = state::<R::State>(&properties.map()?)?;
         Resource::delete(self, ctx, &req.id, state)
     }
 }

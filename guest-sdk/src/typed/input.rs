@@ -84,6 +84,9 @@ pub trait Source {
     /// `f` of the properties as a map: built, for words.
     #[doc(hidden)]
     fn with_map<R>(&self, f: impl FnOnce(&PropertyMap) -> R) -> R;
+    /// The properties as a map of their own.
+    #[doc(hidden)]
+    fn to_map(&self) -> PropertyMap;
 }
 
 impl Source for PropertyMap {
@@ -96,6 +99,9 @@ impl Source for PropertyMap {
     }
     fn with_map<R>(&self, f: impl FnOnce(&PropertyMap) -> R) -> R {
         f(self)
+    }
+    fn to_map(&self) -> PropertyMap {
+        self.clone()
     }
 }
 
@@ -111,6 +117,9 @@ impl<'w> Source for Map<'w> {
         self.iter().map(|(k, v)| (k, v.is_null()))
     }
     fn with_map<R>(&self, f: impl FnOnce(&PropertyMap) -> R) -> R {
-        f(&self.to_map())
+        f(&Map::to_map(self))
+    }
+    fn to_map(&self) -> PropertyMap {
+        Map::to_map(self)
     }
 }

@@ -261,17 +261,25 @@ impl<P: Package> Provider for Typed<P> {
     }
 
     fn update(&mut self, req: UpdateRequest) -> Result<UpdateResponse> {
-        self.update_outputs(req).map(UpdateResponse::from)
+        let ctx = self.ctx(&req.urn, &req.name, &req.resource_type, req.timeout);
+        self.resource(&req.resource_type)?.update(&ctx, req).map(UpdateResponse::from)
     }
 
-    fn update_outputs(&mut self, req: UpdateRequest) -> Result<Updated> {
+    /// The old inputs are not read: a typed update starts from the state.
+    fn update_outputs(&mut self, req: UpdateRequest, olds: Words, news: Words, _old_inputs: Words) -> Result<Updated> {
         let ctx = self.ctx(&req.urn, &req.name, &req.resource_type, req.timeout);
-        self.resource(&req.resource_type)?.update(&ctx, req)
+        self.resource(&req.resource_type)?.update_words(&ctx, req, olds, news)
     }
 
     fn delete(&mut self, req: DeleteRequest) -> Result<()> {
         let ctx = self.ctx(&req.urn, &req.name, &req.resource_type, req.timeout);
         self.resource(&req.resource_type)?.delete(&ctx, req)
+    }
+
+    /// The old inputs are not read: a typed delete needs only the state.
+    fn delete_words(&mut self, req: DeleteRequest, properties: Words, _old_inputs: Words) -> Result<()> {
+        let ctx = self.ctx(&req.urn, &req.name, &req.resource_type, req.timeout);
+        self.resource(&req.resource_type)?.delete_words(&ctx, req, properties)
     }
 
     fn invoke(&mut self, req: InvokeRequest) -> Result<InvokeResponse> {

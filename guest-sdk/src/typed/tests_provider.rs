@@ -333,6 +333,24 @@ fn create_read_update_delete_keep_secrets() {
     assert_eq!(updated.properties["key"], Value::secret("k"));
     let err = p.update(update(NOTE, props! { "text" => "a" }, props! { "text" => "b" })).unwrap_err();
     assert!(matches!(err, Error::Unimplemented(_)), "{err}");
+    // As the export layers call it, with the maps in words: the same
+    // results, a preview's and an error's too.
+    let in_words = |m: &PropertyMap| crate::wire::words(crate::wire::encode_map(m)).unwrap();
+    let by_words = |p: &mut Typed<Pkg>, token: &str, olds: PropertyMap, news: PropertyMap, preview: bool| {
+        let req = UpdateRequest { preview, ..update(token, PropertyMap::new(), PropertyMap::new()) };
+        let (o, n, i) = (in_words(&olds), in_words(&news), in_words(&inputs));
+        p.update_outputs(req, o, n, i).map(crate::UpdateResponse::from)
+    };
+    let news = props! { "name" => "a", "size" => 3 };
+    let from_words = by_words(&mut p, THING, state.clone(), news.clone(), false).unwrap();
+    assert_eq!(from_words.properties, updated.properties);
+    let previewed = by_words(&mut p, THING, state.clone(), props! { "name" => unknown() }, true).unwrap();
+    assert_eq!((&previewed.properties["name"], &previewed.properties["size"]), (&unknown(), &Value::from(1)));
+    assert!(matches!(previewed.properties["arn"], Value::Unknown(_)));
+    let mut unknown_state = state.clone();
+    unknown_state.insert("arn".into(), unknown());
+    let err = by_words(&mut p, THING, unknown_state.clone(), news.clone(), false).unwrap_err();
+    assert_eq!(err.to_string(), p.update(update(THING, unknown_state.clone(), news)).unwrap_err().to_string());
 
     let delete = DeleteRequest {
         id: "id-a".into(),
@@ -343,6 +361,13 @@ fn create_read_update_delete_keep_secrets() {
         old_inputs: inputs,
         timeout: 0.0,
     };
+    let words = |d: &DeleteRequest| [in_words(&d.properties), in_words(&d.old_inputs)];
+    let [properties, old_inputs] = words(&delete);
+    p.delete_words(DeleteRequest { properties: PropertyMap::new(), ..delete.clone() }, properties, old_inputs).unwrap();
+    let bad = DeleteRequest { properties: unknown_state, ..delete.clone() };
+    let [properties, old_inputs] = words(&bad);
+    let err = p.delete_words(DeleteRequest { properties: PropertyMap::new(), ..bad.clone() }, properties, old_inputs);
+    assert_eq!(err.unwrap_err().to_string(), p.delete(bad).unwrap_err().to_string());
     p.delete(delete).unwrap();
 }
 
