@@ -153,7 +153,6 @@ fn update<R: Resource, S: Source + ?Sized>(
     Ok(Updated { properties, refresh_before_update: false })
 }
 
-/// The entries of `m` that are among `props`.
 /// Read by ID alone: the state comes from the resource itself; the secrets
 /// are the ones the state type declares.
 fn import<R: Resource>(r: &R, ctx: &Context, id: String) -> Result<ReadResponse> {
@@ -166,6 +165,7 @@ fn import<R: Resource>(r: &R, ctx: &Context, id: String) -> Result<ReadResponse>
     Ok(ReadResponse { id, properties, inputs, refresh_before_update: false })
 }
 
+/// The entries of `m` that are among `props`.
 pub(crate) fn only(m: &PropertyMap, props: &[Property]) -> PropertyMap {
     m.iter().filter(|(k, _)| props.iter().any(|p| p.name == *k)).map(|(k, v)| (k.clone(), v.clone())).collect()
 }
