@@ -347,6 +347,9 @@ fn create_read_update_delete_keep_secrets() {
     let previewed = by_words(&mut p, THING, state.clone(), props! { "name" => unknown() }, true).unwrap();
     assert_eq!((&previewed.properties["name"], &previewed.properties["size"]), (&unknown(), &Value::from(1)));
     assert!(matches!(previewed.properties["arn"], Value::Unknown(_)));
+    let from_maps =
+        p.update(UpdateRequest { preview: true, ..update(THING, state.clone(), props! { "name" => unknown() }) });
+    assert_eq!(previewed.properties, from_maps.unwrap().properties);
     let mut unknown_state = state.clone();
     unknown_state.insert("arn".into(), unknown());
     let err = by_words(&mut p, THING, unknown_state.clone(), news.clone(), false).unwrap_err();
