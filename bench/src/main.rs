@@ -4,6 +4,7 @@
 //! ```sh
 //! cargo run --release -p bench            # builds what it needs, prints the tables (Markdown)
 //! cargo run --release -p bench -- --quick # a tenth of the iterations: a smoke run
+//! cargo run --release -p bench -- --runs 3 # three runs: how often each target is met
 //! ```
 //!
 //! Every provider is started as the engine starts a plugin and driven over
@@ -73,6 +74,11 @@ struct Args {
     /// run makes 10): a closer look at the start figures.
     #[arg(long, value_name = "ROUNDS")]
     starts: Option<usize>,
+    /// Repeat the whole run this many times, each with fresh providers:
+    /// first how often each target was met and each run's figure for it,
+    /// then each run's report. One run is one draw on a noisy machine.
+    #[arg(long, default_value_t = 1, value_name = "N", conflicts_with_all = ["inproc", "hammer"])]
+    runs: usize,
 }
 
 /// How much of everything to do.
@@ -175,17 +181,28 @@ fn main() -> anyhow::Result<()> {
     if let Some(which) = &args.hammer {
         return rt.block_on(hammer(&paths, which, &args));
     }
-    let report = if args.inproc {
-        rt.block_on(async {
+    let text = if args.inproc {
+        let report = rt.block_on(async {
             let mut report = Report::new(args.quick);
             let cache = tempfile::tempdir()?;
             in_process(&mut report, &paths, cache.path(), &plan).await?;
             Ok::<_, anyhow::Error>(report)
-        })?
+        })?;
+        report.markdown()
+    } else if args.runs <= 1 {
+        rt.block_on(run(&plan, &paths, args.quick, args.starts.is_some()))?.markdown()
     } else {
-        rt.block_on(run(&plan, &paths, args.quick, args.starts.is_some()))?
+        let mut reports = Vec::new();
+        for i in 1..=args.runs {
+            progress(&format!("run {i} of {}", args.runs));
+            reports.push(rt.block_on(run(&plan, &paths, args.quick, args.starts.is_some()))?);
+        }
+        let mut text = report::over_runs(&reports);
+        for (i, r) in reports.iter().enumerate() {
+            text.push_str(&format!("\n## Run {} of {}\n\n{}", i + 1, reports.len(), r.markdown()));
+        }
+        text
     };
-    let text = report.markdown();
     println!("{text}");
     if let Some(out) = &args.out {
         std::fs::write(out, &text).with_context(|| format!("writing {}", out.display()))?;

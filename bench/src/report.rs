@@ -109,6 +109,57 @@ fn verdict(ok: bool) -> String {
     if ok { "met".into() } else { "**missed**".into() }
 }
 
+/// One of the targets as one run measured it.
+pub struct Target {
+    pub name: String,
+    /// The figure the verdict reads, e.g. `1.07` or `0.93x`.
+    pub figure: String,
+    /// The figure with where and how many, for the run's own table.
+    pub measured: String,
+    pub met: bool,
+}
+
+impl Target {
+    fn new(name: impl Into<String>, figure: String, measured: String, met: bool) -> Target {
+        Target { name: name.into(), figure, measured, met }
+    }
+
+    /// One whose figure says it all.
+    fn plain(name: impl Into<String>, figure: String, met: bool) -> Target {
+        Target::new(name, figure.clone(), figure, met)
+    }
+}
+
+/// The targets over several runs (`bench --runs N`): each run's figure,
+/// and in how many runs each target was met. One run is one draw on a
+/// noisy machine; this shows the spread.
+pub fn over_runs(reports: &[Report]) -> String {
+    let runs: Vec<Vec<Target>> = reports.iter().map(Report::targets).collect();
+    let mut head = vec!["target".to_owned()];
+    head.extend((1..=runs.len()).map(|i| format!("run {i}")));
+    head.push("met in".into());
+    let names = runs.first().map(|r| r.iter().map(|t| t.name.clone()).collect::<Vec<_>>()).unwrap_or_default();
+    let rows: Vec<Vec<String>> = names
+        .into_iter()
+        .map(|name| {
+            let each: Vec<Option<&Target>> = runs.iter().map(|r| r.iter().find(|t| t.name == name)).collect();
+            let met = each.iter().filter(|t| t.is_some_and(|t| t.met)).count();
+            let mut row = vec![name];
+            row.extend(each.iter().map(|t| match t {
+                Some(t) if t.met => t.figure.clone(),
+                Some(t) => format!("{} (missed)", t.figure),
+                None => "-".into(),
+            }));
+            row.push(format!("{met} of {}", runs.len()));
+            row
+        })
+        .collect();
+    let mut o = format!("## Targets over {} runs\n\n", runs.len());
+    let head: Vec<&str> = head.iter().map(String::as_str).collect();
+    table(&mut o, &head, &rows);
+    o
+}
+
 impl Report {
     pub fn new(quick: bool) -> Report {
         Report {
@@ -298,9 +349,9 @@ impl Report {
         }
 
         o.push_str("### Targets\n\n");
-        let (warm, native, python) = (self.start("WASM, warm cache"), self.start("native"), self.start("Python"));
-        let ready = (self.ready("WASM, warm cache"), self.ready("native"), self.ready("Python"));
-        table(&mut o, &["target", "measured", ""], &self.targets((warm, native, python), ready, growth));
+        let rows: Vec<Vec<String>> =
+            self.targets().into_iter().map(|t| vec![t.name, t.measured, verdict(t.met)]).collect();
+        table(&mut o, &["target", "measured", ""], &rows);
         o
     }
 
@@ -401,12 +452,12 @@ impl Report {
         (a != b).then(|| (*a, *b, [W, N, P].map(|i| dr(lb[i].total(), la[i].total()))))
     }
 
-    fn targets(
-        &self,
-        (warm, native, python): (Duration, Duration, Duration),
-        (warm_ready, native_ready, python_ready): (Duration, Duration, Duration),
-        growth: Option<(usize, usize, [f64; 3])>,
-    ) -> Vec<Vec<String>> {
+    /// Each of the targets, as this run measured it.
+    pub fn targets(&self) -> Vec<Target> {
+        let (warm, native, python) = (self.start("WASM, warm cache"), self.start("native"), self.start("Python"));
+        let (warm_ready, native_ready, python_ready) =
+            (self.ready("WASM, warm cache"), self.ready("native"), self.ready("Python"));
+        let growth = self.growth();
         let mut rows = Vec::new();
         let name = |input: &Input, op: &Op| format!("{} {}", op.label(), input.label());
         let worst = |f: &dyn Fn(&[Stats]) -> f64, max: bool| {
@@ -418,45 +469,45 @@ impl Report {
         let total = self.latency.len();
         if let Some((r, at)) = worst(&|s| dr(s[W].p50, s[N].p50), true) {
             let within = count(&|s| dr(s[W].p50, s[N].p50) <= 1.10);
-            rows.push(vec![
-                "per-call p50 WASM/native <= 1.10".into(),
+            rows.push(Target::new(
+                "per-call p50 WASM/native <= 1.10",
+                format!("{r:.2}"),
                 format!("worst {r:.2} ({at}); {within} of {total} calls within"),
-                verdict(within == total),
-            ]);
+                within == total,
+            ));
         }
         if let Some((r, at)) = worst(&|s| dr(s[W].p99, s[N].p99), true) {
             let within = count(&|s| dr(s[W].p99, s[N].p99) <= 1.25);
-            rows.push(vec![
-                "per-call p99 WASM/native <= 1.25".into(),
+            rows.push(Target::new(
+                "per-call p99 WASM/native <= 1.25",
+                format!("{r:.2}"),
                 format!("worst {r:.2} ({at}); {within} of {total} calls within"),
-                verdict(within == total),
-            ]);
+                within == total,
+            ));
         }
         let most = self.throughput.iter().map(|(_, c, _)| *c).max().unwrap_or(0);
         for (op, c, r) in self.throughput.iter().filter(|(_, c, _)| *c == most) {
             let x = r.wasm_native;
-            rows.push(vec![
-                format!("throughput at {c} concurrent >= 0.9x native ({})", op.label()),
-                format!("{x:.2}x"),
-                verdict(x >= 0.9),
-            ]);
+            let name = format!("throughput at {c} concurrent >= 0.9x native ({})", op.label());
+            rows.push(Target::plain(name, format!("{x:.2}x"), x >= 0.9));
         }
         // Both readings of "start": to the port line, and to ready (booted).
         let x = dr(warm, native);
-        rows.push(vec!["warm-cache start <= 1.5x native (port line)".into(), format!("{x:.2}x"), verdict(x <= 1.5)]);
+        rows.push(Target::plain("warm-cache start <= 1.5x native (port line)", format!("{x:.2}x"), x <= 1.5));
         let x = dr(warm_ready, native_ready);
-        rows.push(vec!["warm-cache start <= 1.5x native (ready)".into(), format!("{x:.2}x"), verdict(x <= 1.5)]);
+        rows.push(Target::plain("warm-cache start <= 1.5x native (ready)", format!("{x:.2}x"), x <= 1.5));
         let x = dr(python, warm);
-        rows.push(vec!["start >= 10x faster than Python (port line)".into(), format!("{x:.1}x"), verdict(x >= 10.0)]);
+        rows.push(Target::plain("start >= 10x faster than Python (port line)", format!("{x:.1}x"), x >= 10.0));
         let x = dr(python_ready, warm_ready);
-        rows.push(vec!["start >= 10x faster than Python (ready)".into(), format!("{x:.1}x"), verdict(x >= 10.0)]);
+        rows.push(Target::plain("start >= 10x faster than Python (ready)", format!("{x:.1}x"), x >= 10.0));
         if let Some((r, at)) = worst(&|s| dr(s[P].p50, s[W].p50), false) {
             let within = count(&|s| dr(s[P].p50, s[W].p50) >= 20.0);
-            rows.push(vec![
-                "per-call latency >= 20x lower than Python (p50)".into(),
+            rows.push(Target::new(
+                "per-call latency >= 20x lower than Python (p50)",
+                format!("{r:.1}x"),
                 format!("least {r:.1}x ({at}); {within} of {total} calls at 20x or more"),
-                verdict(within == total),
-            ]);
+                within == total,
+            ));
         }
         // The same target for the handlers alone: what is left once the
         // transport (the round trip that caps the figure above) is taken out.
@@ -465,20 +516,22 @@ impl Report {
         least.sort_by(|a, b| a.0.total_cmp(&b.0));
         if let Some((r, at)) = least.first() {
             let within = least.iter().filter(|(r, _)| *r >= 20.0).count();
-            rows.push(vec![
-                "per-call latency >= 20x lower than Python (p50, the handlers without the transport)".into(),
+            rows.push(Target::new(
+                "per-call latency >= 20x lower than Python (p50, the handlers without the transport)",
+                format!("{r:.1}x"),
                 format!("least {r:.1}x ({at}); {within} of {} calls at 20x or more", least.len()),
-                verdict(within == least.len()),
-            ]);
+                within == least.len(),
+            ));
         }
         if let Some((a, b, g)) = growth {
             let linear = b as f64 / a as f64;
             let worst = g[W] / linear;
-            rows.push(vec![
+            rows.push(Target::new(
                 format!("lifecycle grows linearly ({a} -> {b})"),
+                format!("x{:.2}", g[W]),
                 format!("WASM time x{:.2} for x{linear:.0} resources (per-resource time x{worst:.2})", g[W]),
-                verdict(worst <= 1.25),
-            ]);
+                worst <= 1.25,
+            ));
         }
         rows
     }
@@ -557,6 +610,24 @@ mod tests {
         for absent in ["### Latency", "### Throughput", "### Peak RSS", "### Lifecycle", "Engine.Log", "per-call p50"] {
             assert!(!md.contains(absent), "{absent} in {md}");
         }
+    }
+
+    #[test]
+    fn targets_over_runs_show_each_figure_and_how_often_it_was_met() {
+        let run = |check: f64| {
+            let mut r = Report::new(false);
+            starts(&mut r);
+            r.throughput(Op::Check, 64, &[[check, 1000.0, 100.0]]);
+            r
+        };
+        let md = over_runs(&[run(950.0), run(800.0), run(900.0)]);
+        assert!(md.starts_with("## Targets over 3 runs\n\n| target | run 1 | run 2 | run 3 | met in |\n"), "{md}");
+        let row = "| throughput at 64 concurrent >= 0.9x native (Check) | 0.95x | 0.80x (missed) | 0.90x | 2 of 3 |";
+        assert!(md.contains(row), "{md}");
+        assert!(
+            md.contains("| warm-cache start <= 1.5x native (port line) | 1.33x | 1.33x | 1.33x | 3 of 3 |"),
+            "{md}"
+        );
     }
 
     #[test]
