@@ -189,19 +189,25 @@ fn main() -> anyhow::Result<()> {
             Ok::<_, anyhow::Error>(report)
         })?;
         report.markdown()
-    } else if args.runs <= 1 {
-        rt.block_on(run(&plan, &paths, args.quick, args.starts.is_some()))?.markdown()
     } else {
+        let runs = args.runs.max(1);
         let mut reports = Vec::new();
-        for i in 1..=args.runs {
-            progress(&format!("run {i} of {}", args.runs));
+        for i in 1..=runs {
+            if runs > 1 {
+                progress(&format!("run {i} of {runs}"));
+            }
             reports.push(rt.block_on(run(&plan, &paths, args.quick, args.starts.is_some()))?);
         }
-        let mut text = report::over_runs(&reports);
-        for (i, r) in reports.iter().enumerate() {
-            text.push_str(&format!("\n## Run {} of {}\n\n{}", i + 1, reports.len(), r.markdown()));
+        match reports.as_slice() {
+            [one] => one.markdown(),
+            all => {
+                let mut text = report::over_runs(all);
+                for (i, r) in all.iter().enumerate() {
+                    text.push_str(&format!("\n## Run {} of {runs}\n\n{}", i + 1, r.markdown()));
+                }
+                text
+            }
         }
-        text
     };
     println!("{text}");
     if let Some(out) = &args.out {
