@@ -19,7 +19,7 @@ use cli::{Cli, Command, EngineArgs, PluginCli, RuntimeArgs};
 use commands::{Source, load_component};
 use pulumi_wasm_host::generic::GenericProvider;
 use pulumi_wasm_host::runtime::{Deferred, LOG_CHANNEL, LoadedProvider, Policy, Runtime, Sandbox};
-use pulumi_wasm_host::server::{EngineLink, ProviderService, WasmProvider, serve};
+use pulumi_wasm_host::server::{EngineLink, ProviderService, ServeOptions, WasmProvider, serve};
 use pulumi_wasm_host::store::Store;
 
 fn main() {
@@ -162,7 +162,13 @@ async fn run_serve(
             // What the record promises; a file loaded instead must be the same.
             let expected = (known.name.clone(), version.clone());
             let autonaming = known.autonaming;
+            let port_line = Arc::new(tokio::sync::Notify::new());
+            let printed = port_line.clone();
             let load = async move {
+                // Loading starts once the engine has the port line: until
+                // then it would only compete with the start for the cores.
+                printed.notified().await;
+                tracing::info!("loading {} {} from the cache", expected.0, expected.1);
                 let runtime = Runtime::new(config)?;
                 let cached = runtime.load_known(known, log_tx.clone(), sandbox).await;
                 let loaded = match cached.with_context(|| format!("loading {}", component.display()))? {
@@ -186,7 +192,8 @@ async fn run_serve(
             };
             let deferred = Deferred::spawn(async move { load.await.map_err(|e: anyhow::Error| format!("{e:#}")) });
             let service = ProviderService::with_backend(Arc::new(deferred), &version, link);
-            serve(service.supports_autonaming(autonaming), rt.serve_options()).await
+            let options = ServeOptions { port_line: Some(port_line), ..rt.serve_options() };
+            serve(service.supports_autonaming(autonaming), options).await
         }
         None => {
             let runtime = Runtime::new(config)?;

@@ -259,7 +259,13 @@ async fn a_warm_start_loads_whatever_its_cache_lost_and_still_refuses_a_bad_poli
                 log = p.stderr();
             }
             let answers = (info.version, serde_json::from_str::<serde_json::Value>(&schema).unwrap()["name"].clone());
-            ((answers, echoed), log.contains("warm start:"))
+            let warm = log.contains("warm start:");
+            if warm {
+                // Loading waits for the port line, so as not to slow it.
+                let (serving, loading) = (log.find("serving on"), log.find("loading echo "));
+                assert!(serving.is_some() && serving < loading, "the port line, then the load: {log}");
+            }
+            ((answers, echoed), warm)
         }
     };
     let (first, early) = served(env.clone()).await;

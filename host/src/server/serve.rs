@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use pulumirpc::resource_provider_server::ResourceProviderServer;
 use tokio::net::TcpListener;
+use tokio::sync::Notify;
 use tonic::transport::server::TcpIncoming;
 
 use super::provider::ProviderService;
@@ -23,11 +24,14 @@ pub struct ServeOptions {
     /// How often the engine's health is checked; the host shuts down when
     /// the engine is gone. Pulumi's own plugins check every 5 minutes.
     pub engine_check: Duration,
+    /// Notified once the port line is out: work that can wait for it (a
+    /// warm start's loading) does, so it does not compete with the start for the CPU.
+    pub port_line: Option<Arc<Notify>>,
 }
 
 impl Default for ServeOptions {
     fn default() -> Self {
-        ServeOptions { grace: Duration::from_secs(3), engine_check: Duration::from_secs(300) }
+        ServeOptions { grace: Duration::from_secs(3), engine_check: Duration::from_secs(300), port_line: None }
     }
 }
 
@@ -75,6 +79,10 @@ async fn serve_provider<B: Backend>(provider: ProviderService<B>, options: Serve
     }
     let workers = tokio::runtime::Handle::current().metrics().num_workers();
     tracing::info!("serving on 127.0.0.1:{port} ({workers} worker threads)");
+    if let Some(n) = &options.port_line {
+        // `notify_one` keeps the permit if nobody waits yet.
+        n.notify_one();
+    }
 
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let stop = async move {
