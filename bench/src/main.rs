@@ -14,14 +14,15 @@ mod abi;
 mod engine;
 mod handlers;
 mod inproc;
+mod lifecycle;
+mod measure;
 mod plugin;
 mod report;
 mod workload;
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::Parser;
@@ -31,9 +32,11 @@ use pulumirpc::*;
 use tonic::transport::Channel;
 
 use engine::StandInEngine;
+use lifecycle::lifecycle;
+use measure::{Fleet, THROUGHPUT_ROUNDS, call_for, compare, settle, throughput};
 use plugin::{Launch, Plugin};
-use report::{Lifecycle, Report, Stats};
-use workload::{Calls, Input, Op, Request, Resource, Runtime, check_request, token};
+use report::Report;
+use workload::{Input, Op, Request, Resource, Runtime, token};
 
 #[derive(Parser)]
 #[command(about = "Benchmarks the WASM host against the same provider run natively, and against a Python provider")]
@@ -238,29 +241,6 @@ fn build(paths: &Paths) -> anyhow::Result<()> {
         "bench",
         "--bins",
     ]))
-}
-
-/// The six long-lived providers: each runtime, each resource.
-struct Fleet {
-    plugins: Vec<(Runtime, Resource, Plugin)>,
-    logs: engine::LogCount,
-}
-
-impl Fleet {
-    fn plugin(&self, rt: Runtime, r: Resource) -> &Plugin {
-        &self.plugins.iter().find(|(a, b, _)| *a == rt && *b == r).expect("started").2
-    }
-
-    fn client(&self, rt: Runtime, r: Resource) -> ResourceProviderClient<Channel> {
-        self.plugin(rt, r).client.clone()
-    }
-
-    /// Context for a failed call: which provider, and the end of its stderr.
-    fn blame(&self, rt: Runtime, r: Resource) -> String {
-        let err = self.plugin(rt, r).stderr();
-        let tail: String = err.chars().rev().take(2000).collect::<Vec<_>>().into_iter().rev().collect();
-        format!("{} {r:?} provider; its stderr ends: {tail}", rt.label())
-    }
 }
 
 fn progress(msg: &str) {
@@ -521,241 +501,6 @@ async fn boot(client: &mut ResourceProviderClient<Channel>, engine: &str) -> any
         })
         .await?;
     Ok(())
-}
-
-/// Lets the machine go quiet before a measured phase: a provider may still
-/// be busy after its own phase (Python's server is, for a few hundred ms),
-/// and that would tax whichever runtime is measured next. Without this, the
-/// runtime measured after Python lost up to 40% at 8 concurrent calls. The
-/// providers' logs must have stopped too: after a burst of Creates, all
-/// for one resource and so sent one at a time, a provider forwards its
-/// backlog for seconds (up to its 8 MiB log budget).
-async fn settle(fleet: &Fleet) {
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    fleet.logs.quiet().await;
-}
-
-/// The latency of one call in every runtime, in `Runtime::ALL`'s order:
-/// WASM and native interleaved (see [`latency`]), so the ratios the targets
-/// use compare calls made moments apart; Python alone afterwards, as its
-/// server stays busy after its calls and would tax the other two.
-async fn compare(
-    fleet: &Fleet,
-    r: Resource,
-    n: usize,
-    request: impl Fn(Runtime) -> Request,
-) -> anyhow::Result<Vec<Stats>> {
-    settle(fleet).await;
-    let pair = [Runtime::Wasm, Runtime::Native];
-    let mut stats = latency(&pair.map(|rt| fleet.client(rt, r)), n, |i| request(pair[i]))
-        .await
-        .with_context(|| format!("{} and {}", fleet.blame(pair[0], r), fleet.blame(pair[1], r)))?;
-    settle(fleet).await;
-    let python = latency(&[fleet.client(Runtime::Python, r)], n, |_| request(Runtime::Python)).await;
-    stats.extend(python.with_context(|| fleet.blame(Runtime::Python, r))?);
-    Ok(stats)
-}
-
-/// `n` sequential calls to each of `clients` (after a tenth as many
-/// unmeasured), alternating call by call and reversing the order each
-/// round, each call timed alone. On this shared machine noise comes in
-/// bursts of milliseconds to seconds: measured one after the other, a burst
-/// lands on one runtime's figures only (GetPluginInfo, the same code in both,
-/// once read a p99 of 0.45x); interleaved, it taxes both alike.
-async fn latency(
-    clients: &[ResourceProviderClient<Channel>],
-    n: usize,
-    request: impl Fn(usize) -> Request,
-) -> anyhow::Result<Vec<Stats>> {
-    let mut clients = clients.to_vec();
-    let mut samples = vec![Vec::with_capacity(n); clients.len()];
-    let warm_up = (n / 10).max(10);
-    for round in 0..warm_up + n {
-        for k in 0..clients.len() {
-            let i = if round % 2 == 0 { k } else { clients.len() - 1 - k };
-            let req = request(i);
-            let t = Instant::now();
-            req.send(&mut clients[i]).await?;
-            if round >= warm_up {
-                samples[i].push(t.elapsed());
-            }
-        }
-    }
-    Ok(samples.into_iter().map(Stats::new).collect())
-}
-
-/// Rounds of each throughput figure (see [`report::Report::throughput`]).
-const THROUGHPUT_ROUNDS: usize = 7;
-
-/// Calls a second from `concurrency` callers on one connection, each
-/// calling until `window` has passed (after a tenth as long unmeasured):
-/// every runtime gets the same time, whatever its rate. Calls still in
-/// flight at the end are waited for and counted, over the time they took.
-async fn throughput(
-    client: ResourceProviderClient<Channel>,
-    calls: Arc<Calls>,
-    op: Op,
-    window: Duration,
-    concurrency: usize,
-) -> anyhow::Result<f64> {
-    call_for(client.clone(), calls.clone(), op, window / 10, concurrency).await?;
-    let t = Instant::now();
-    let done = call_for(client, calls, op, window, concurrency).await?;
-    Ok(done as f64 / t.elapsed().as_secs_f64())
-}
-
-/// `callers` callers each sending `op` until `window` has passed; how many
-/// calls were answered.
-async fn call_for(
-    client: ResourceProviderClient<Channel>,
-    calls: Arc<Calls>,
-    op: Op,
-    window: Duration,
-    callers: usize,
-) -> anyhow::Result<usize> {
-    let until = Instant::now() + window;
-    let done = Arc::new(AtomicUsize::new(0));
-    let tasks: Vec<_> = (0..callers)
-        .map(|_| {
-            let (mut client, calls, done) = (client.clone(), calls.clone(), done.clone());
-            tokio::spawn(async move {
-                while Instant::now() < until {
-                    calls.request(op).send(&mut client).await?;
-                    done.fetch_add(1, Ordering::Relaxed);
-                }
-                Ok::<_, tonic::Status>(())
-            })
-        })
-        .collect();
-    for t in tasks {
-        t.await??;
-    }
-    Ok(done.load(Ordering::Relaxed))
-}
-
-/// What the lifecycle keeps per resource between phases.
-struct Made {
-    id: String,
-    inputs: Option<Struct>,
-    state: Option<Struct>,
-}
-
-/// `n` RandomStrings through create (Check, Create), update (Check, Diff,
-/// Update) and delete (Delete), `parallel` resources at a time, as
-/// `pulumi up`, `pulumi up` and `pulumi destroy` would.
-async fn lifecycle(
-    client: ResourceProviderClient<Channel>,
-    token: &'static str,
-    n: usize,
-    parallel: usize,
-) -> anyhow::Result<Lifecycle> {
-    let made: Arc<Vec<Mutex<Option<Made>>>> = Arc::new((0..n).map(|_| Mutex::new(None)).collect());
-    let news = |i: usize| {
-        let mut s = workload::small_map();
-        if let Some(prost_types::Value { kind: Some(prost_types::value::Kind::StructValue(k)) }) =
-            s.fields.get_mut("keepers")
-        {
-            k.fields.insert(
-                "index".into(),
-                prost_types::Value { kind: Some(prost_types::value::Kind::StringValue(i.to_string())) },
-            );
-        }
-        s
-    };
-    let phase = |step: u8| {
-        let next = Arc::new(AtomicUsize::new(0));
-        let tasks: Vec<_> = (0..parallel)
-            .map(|_| {
-                let (mut client, next, made) = (client.clone(), next.clone(), made.clone());
-                tokio::spawn(async move {
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        if i >= n {
-                            return Ok::<_, anyhow::Error>(());
-                        }
-                        let name = format!("r{i}");
-                        let urn = workload::urn(token, &name);
-                        match step {
-                            0 => {
-                                let checked = client.check(check_request(token, &name, news(i))).await?.into_inner();
-                                anyhow::ensure!(checked.failures.is_empty(), "{:?}", checked.failures);
-                                let created = client
-                                    .create(CreateRequest {
-                                        urn,
-                                        name,
-                                        r#type: token.into(),
-                                        properties: checked.inputs.clone(),
-                                        ..Default::default()
-                                    })
-                                    .await?
-                                    .into_inner();
-                                let m = Made { id: created.id, inputs: checked.inputs, state: created.properties };
-                                *made[i].lock().unwrap() = Some(m);
-                            }
-                            1 => {
-                                let m = made[i].lock().unwrap().take().context("created")?;
-                                let mut check = check_request(token, &name, news(i));
-                                check.olds = m.inputs.clone();
-                                let checked = client.check(check).await?.into_inner();
-                                client
-                                    .diff(DiffRequest {
-                                        id: m.id.clone(),
-                                        urn: urn.clone(),
-                                        name: name.clone(),
-                                        r#type: token.into(),
-                                        olds: m.state.clone(),
-                                        news: checked.inputs.clone(),
-                                        old_inputs: m.inputs.clone(),
-                                        ..Default::default()
-                                    })
-                                    .await?;
-                                let updated = client
-                                    .update(UpdateRequest {
-                                        id: m.id.clone(),
-                                        urn,
-                                        name,
-                                        r#type: token.into(),
-                                        olds: m.state,
-                                        news: checked.inputs.clone(),
-                                        old_inputs: m.inputs,
-                                        ..Default::default()
-                                    })
-                                    .await?
-                                    .into_inner();
-                                let m = Made { id: m.id, inputs: checked.inputs, state: updated.properties };
-                                *made[i].lock().unwrap() = Some(m);
-                            }
-                            _ => {
-                                let m = made[i].lock().unwrap().take().context("updated")?;
-                                client
-                                    .delete(DeleteRequest {
-                                        id: m.id,
-                                        urn,
-                                        name,
-                                        r#type: token.into(),
-                                        properties: m.state,
-                                        old_inputs: m.inputs,
-                                        ..Default::default()
-                                    })
-                                    .await?;
-                            }
-                        }
-                    }
-                })
-            })
-            .collect();
-        async move {
-            let t = Instant::now();
-            for task in tasks {
-                task.await??;
-            }
-            Ok::<_, anyhow::Error>(t.elapsed())
-        }
-    };
-    let create = phase(0).await?;
-    let update = phase(1).await?;
-    let delete = phase(2).await?;
-    Ok(Lifecycle { create, update, delete })
 }
 
 #[cfg(test)]
