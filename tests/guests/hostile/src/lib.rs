@@ -1,5 +1,5 @@
 //! A hostile test provider, package `hostile`: each invoke tries one attack
-//! on the host's sandbox or limits (`tests/tests/sandbox.rs` drives them).
+//! on the host's sandbox or limits (`tests/tests/sandbox/` drives them).
 //!
 //! | token `hostile:index:…` | args | attack |
 //! |---|---|---|

@@ -1,0 +1,97 @@
+//! A guest that runs too long, too deep or too big, or panics, is stopped
+//! with a clear error; the host stays up and idles quietly.
+
+use super::*;
+
+#[tokio::test]
+async fn an_infinite_loop_is_stopped_at_the_deadline() {
+    let (_engine, mut p) = hostile_with(&policy(3, None, "")).await;
+    let start = Instant::now();
+    let s = refused(&mut p, "loop", json!({})).await;
+    assert_status(&s, Code::DeadlineExceeded, &["deadline"]);
+    let took = start.elapsed();
+    assert!(took >= Duration::from_millis(2500) && took < Duration::from_secs(20), "stopped after {took:?}");
+}
+
+/// How many times the thread named `name` of process `pid` has gone to sleep.
+fn sleeps_of_thread(pid: u32, name: &str) -> u64 {
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap() {
+        let dir = task.unwrap().path();
+        if std::fs::read_to_string(dir.join("comm")).unwrap_or_default().trim() == name {
+            let status = std::fs::read_to_string(dir.join("status")).unwrap();
+            let line = status.lines().find(|l| l.starts_with("voluntary_ctxt_switches:")).unwrap();
+            return line.split_whitespace().nth(1).unwrap().parse().unwrap();
+        }
+    }
+    panic!("no thread named {name} in process {pid}");
+}
+
+#[tokio::test]
+async fn an_idle_provider_is_not_woken_and_deadlines_hold_after_idling() {
+    let (_engine, mut p) = hostile_with(&policy(2, None, "")).await;
+    let pid = p.pid().unwrap();
+    // The epoch thread ticks every 10 ms while guests run, and sleeps after
+    // a second with none.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let before = sleeps_of_thread(pid, "wasm-epoch");
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let woken = sleeps_of_thread(pid, "wasm-epoch") - before;
+    assert!(woken <= 2, "the idle epoch thread was woken {woken} times in a second");
+    // A call wakes it: a busy guest is still stopped at its deadline.
+    let start = Instant::now();
+    let s = refused(&mut p, "loop", json!({})).await;
+    assert_status(&s, Code::DeadlineExceeded, &["deadline"]);
+    let took = start.elapsed();
+    assert!(took >= Duration::from_millis(1500) && took < Duration::from_secs(15), "stopped after {took:?}");
+    // And it ticked all along (a hundred times a second), then sleeps again.
+    let ticking = sleeps_of_thread(pid, "wasm-epoch") - before - woken;
+    assert!(ticking >= 50, "the epoch thread slept only {ticking} times while a guest ran");
+    let ok = p.client.invoke(invoke("hostile:index:ok", json!({}))).await.unwrap().into_inner();
+    assert_eq!(from_struct(ok.r#return.as_ref())["ok"], json!(true));
+}
+
+#[tokio::test]
+async fn a_memory_bomb_hits_the_memory_limit() {
+    let (_engine, mut p) = hostile_with(&policy(30, Some(128), "")).await;
+    let s = refused(&mut p, "membomb", json!({})).await;
+    // The error names the limit and how to raise it, not only the guest's crash.
+    assert_status(&s, Code::ResourceExhausted, &["ran out of memory", "limit of 128 MiB", "memory-mb"]);
+    // The limit is per instance: a fresh one serves the next call as usual.
+    let again = refused(&mut p, "membomb", json!({})).await;
+    assert_eq!(again.code(), Code::ResourceExhausted);
+}
+
+#[tokio::test]
+async fn unbounded_recursion_is_a_contained_stack_overflow() {
+    let (_engine, mut p) = hostile_with(&policy(30, None, "")).await;
+    let s = refused(&mut p, "recurse", json!({})).await;
+    assert_status(&s, Code::Internal, &["crashed", "stack"]);
+    // Recursion that exhausts the in-memory (shadow) stack instead.
+    let s = refused(&mut p, "recurse", json!({"shadow": true})).await;
+    assert_status(&s, Code::Internal, &["crashed"]);
+}
+
+#[tokio::test]
+async fn a_panic_mid_call_is_contained() {
+    let (_engine, mut p) = hostile_with(&policy(30, None, "")).await;
+    let s = refused(&mut p, "panic", json!({})).await;
+    assert_status(&s, Code::Internal, &["crashed", "hostile was asked to panic"]);
+}
+
+#[tokio::test]
+async fn randomness_is_served_in_one_call_and_bounded() {
+    let (_engine, mut p) = hostile_with(&policy(30, None, "")).await;
+    let mut heads = std::collections::BTreeSet::new();
+    for _ in 0..2 {
+        let got = contained(&mut p, "random", json!({"bytes": 4096})).await.unwrap();
+        assert_eq!(got["length"], json!(4096.0), "{got}");
+        // 4096 uniform bytes leave out fewer than ten of the 256 values
+        // (200 or fewer distinct: probability far below 1e-30).
+        assert!(got["distinct"].as_f64().unwrap() > 200.0, "{got}");
+        heads.insert(got["head"].as_str().unwrap().to_owned());
+    }
+    assert_eq!(heads.len(), 2, "two calls drew the same bytes: {heads:?}");
+    // Asking past the per-call limit traps the call, naming the limit; the host goes on.
+    let s = refused(&mut p, "random", json!({"bytes": (1 << 20) + 1})).await;
+    assert_status(&s, Code::Internal, &["crashed", "random bytes", "limit of 1048576"]);
+}
