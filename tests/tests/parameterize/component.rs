@@ -1,0 +1,190 @@
+//! A plain component: by args, then by value in a fresh process; what the
+//! value pins (the digest, the grants); sources from the store.
+
+use super::*;
+
+#[tokio::test]
+async fn a_component_by_args_then_by_value_in_a_fresh_process() {
+    let bench = Bench::new().await;
+    // The component lives in the user's project, where `pulumi package add` was run.
+    let project = bench.dir.path().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    let wasm = project.join("random.wasm");
+    std::fs::copy(component("random-provider"), &wasm).unwrap();
+    let digest = sha256_of(&wasm);
+    let version = env!("CARGO_PKG_VERSION");
+
+    // Before Parameterize it is the bare base provider, and says what to do.
+    let mut p = bench.start("store").await;
+    assert_eq!(p.client.get_plugin_info(()).await.unwrap().into_inner().version, version);
+    let base = schema(&mut p, "", "").await;
+    assert_eq!(base["name"], "wasm");
+    let err = p.client.check(CheckRequest { r#type: STRING.into(), ..Default::default() }).await.unwrap_err();
+    assert_status(&err, Code::FailedPrecondition, &["pulumi package add wasm"]);
+
+    // `pulumi package add wasm ./random.wasm`.
+    let added = by_args(&mut p, &[wasm.to_str().unwrap()]).await.unwrap();
+    assert_eq!((added.name.as_str(), added.version.as_str()), ("random", version));
+    let first_schema = schema(&mut p, "", "").await;
+    assert_eq!(first_schema["name"], "random");
+    assert_eq!(first_schema["version"], version);
+    assert!(first_schema["resources"][STRING].is_object());
+    let value = value_of(&first_schema);
+    let decoded: Json = serde_json::from_slice(&value).unwrap();
+    assert_eq!(decoded["component"]["digest"], format!("sha256:{digest}"), "{decoded}");
+    assert_eq!(decoded["component"]["name"], "random");
+    p.boot(&bench.engine.address, json!({})).await.unwrap();
+    let first = random_lifecycle(&mut p).await;
+    drop(p);
+
+    // A later run: a fresh process gets the value, and behaves identically.
+    let mut p = bench.start("store").await;
+    let again = by_value(&mut p, "random", version, &value).await.unwrap();
+    assert_eq!((again.name.as_str(), again.version.as_str()), ("random", version));
+    assert_eq!(schema(&mut p, "random", version).await, first_schema);
+    p.boot(&bench.engine.address, json!({})).await.unwrap();
+    assert_eq!(random_lifecycle(&mut p).await, first);
+    drop(p);
+
+    // The value is for one package: another name is refused (the engine's own check, made early).
+    let mut p = bench.start("store").await;
+    let err = by_value(&mut p, "other", version, &value).await.unwrap_err();
+    assert_status(&err, Code::InvalidArgument, &["random", "other"]);
+
+    // With an empty store the recorded file is read again, its digest checked,
+    // and the bytes kept in that store's blobs for the runs after.
+    let blob = |store: &str| bench.store(store).join("blobs/sha256").join(format!("{digest}.wasm"));
+    assert!(!blob("empty-store").exists());
+    let mut p = bench.start("empty-store").await;
+    by_value(&mut p, "random", version, &value).await.unwrap();
+    drop(p);
+    assert!(blob("empty-store").is_file(), "the refetched bytes are kept in the store");
+    assert_eq!(sha256_of(&blob("empty-store")), digest);
+
+    // The file changed since (and no copy is cached): refused, naming both digests.
+    std::fs::copy(component("echo-provider"), &wasm).unwrap();
+    let mut p = bench.start("another-empty-store").await;
+    let err = by_value(&mut p, "random", version, &value).await.unwrap_err();
+    assert_status(
+        &err,
+        Code::FailedPrecondition,
+        &[&format!("sha256:{digest}"), &format!("sha256:{}", sha256_of(&wasm))],
+    );
+    drop(p);
+    assert!(!bench.store("another-empty-store").join("blobs").exists(), "refused bytes are not kept");
+    // ... while the stores that cached the original (by args, and by the
+    // refetch above) still have exactly those bytes.
+    for store in ["store", "empty-store"] {
+        let mut p = bench.start(store).await;
+        by_value(&mut p, "random", version, &value).await.unwrap_or_else(|e| panic!("{store}: {e}"));
+    }
+
+    // A forged value (the digest edited) is refused too.
+    let mut forged = decoded.clone();
+    forged["component"]["digest"] = json!(format!("sha256:{}", "0".repeat(64)));
+    let mut p = bench.start("another-empty-store").await;
+    let err = by_value(&mut p, "random", version, &serde_json::to_vec(&forged).unwrap()).await.unwrap_err();
+    assert_status(&err, Code::FailedPrecondition, &["pins sha256:0000"]);
+    let err = by_value(&mut p, "random", version, b"not json").await.unwrap_err();
+    assert_status(&err, Code::InvalidArgument, &["bad parameter value"]);
+}
+
+#[tokio::test]
+async fn the_parameterized_provider_leaves_long_asset_texts_in_the_host() {
+    let bench = Bench::new().await;
+    let mut p = bench.start("store").await;
+    let hostile = component("hostile-provider");
+    by_args(&mut p, &[hostile.to_str().unwrap()]).await.unwrap();
+    let asset = json!({ SIG_KEY: ASSET_SIG, "text": "t".repeat(4096) });
+    let args = json!({ "asset": asset, "read": true });
+    let req = InvokeRequest { tok: "hostile:index:held".into(), args: Some(to_struct(args)), preview: false };
+    let out = from_struct(p.client.invoke(req).await.unwrap().into_inner().r#return.as_ref());
+    assert_eq!(out["held"], json!(true), "the text reached the routed component as a handle");
+    assert_eq!((&out["length"], &out["head"]), (&json!(4096.0), &json!("t".repeat(16))));
+    assert_eq!(out["asset"], asset);
+}
+
+#[tokio::test]
+async fn args_are_validated_and_sources_resolve_from_the_store() {
+    let bench = Bench::new().await;
+    let version = env!("CARGO_PKG_VERSION");
+    let mut p = bench.start("store").await;
+    let err = by_args(&mut p, &[]).await.unwrap_err();
+    assert_status(&err, Code::InvalidArgument, &["usage: pulumi package add wasm"]);
+    let err = by_args(&mut p, &["--allow-http", "ftp://x", "random.wasm"]).await.unwrap_err();
+    assert_status(&err, Code::InvalidArgument, &["ftp://x"]);
+    let err = by_args(&mut p, &["/nowhere/random.wasm"]).await.unwrap_err();
+    assert_status(&err, Code::NotFound, &["/nowhere/random.wasm"]);
+    let err = by_args(&mut p, &["random@^0.1"]).await.unwrap_err();
+    assert_status(&err, Code::NotFound, &["no installed package named 'random'"]);
+
+    // Installed, `name@requirement` finds it.
+    let out = std::process::Command::new(host_bin())
+        .args(["install", component("random-provider").to_str().unwrap()])
+        .env("PULUMI_WASM_STORE", bench.store("store"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let added = by_args(&mut p, &["random@^0.1"]).await.unwrap();
+    assert_eq!((added.name.as_str(), added.version.as_str()), ("random", version));
+    let value: Json = serde_json::from_slice(&value_of(&schema(&mut p, "", "").await)).unwrap();
+    assert_eq!(value["component"]["source"], format!("random@={version}"));
+
+    // A component that is not a provider is refused clearly, and the host keeps serving.
+    let junk = bench.dir.path().join("junk.wasm");
+    std::fs::write(&junk, b"\0asm junk").unwrap();
+    let mut q = bench.start("store").await;
+    let err = by_args(&mut q, &[junk.to_str().unwrap()]).await.unwrap_err();
+    assert_status(&err, Code::FailedPrecondition, &["not a WebAssembly component"]);
+    let kept = bench.store("store").join("blobs/sha256").join(format!("{}.wasm", sha256_of(&junk)));
+    assert!(!kept.exists(), "bytes that are not a provider are not kept in the store");
+    assert_eq!(by_args(&mut q, &["random@^0.1"]).await.unwrap().name, "random");
+}
+
+const ITEM: &str = "kv:index:Item";
+
+async fn kv_create(p: &mut Plugin, key: &str) -> Result<CreateResponse, Status> {
+    let urn = format!("urn:pulumi:dev::proj::{ITEM}::{key}");
+    let props = to_struct(json!({"key": key, "value": "v"}));
+    let req = CreateRequest {
+        urn,
+        name: key.into(),
+        r#type: ITEM.into(),
+        properties: Some(props),
+        timeout: 30.0,
+        ..Default::default()
+    };
+    p.client.create(req).await.map(|r| r.into_inner())
+}
+
+#[tokio::test]
+async fn grants_given_to_package_add_are_pinned_in_the_value() {
+    let api = KvApi::start(None).await;
+    let bench = Bench::new().await;
+    let kv = component("kv-provider");
+    let version = env!("CARGO_PKG_VERSION");
+
+    // Without a grant the provider cannot reach its API, and says which grant is missing.
+    let mut p = bench.start("store").await;
+    by_args(&mut p, &[kv.to_str().unwrap()]).await.unwrap();
+    p.boot(&bench.engine.address, json!({"endpoint": api.url()})).await.unwrap();
+    let err = kv_create(&mut p, "a").await.unwrap_err();
+    assert_status(&err, Code::FailedPrecondition, &["missing grant", &api.url()]);
+    drop(p);
+
+    // `pulumi package add wasm --allow-http <api> kv.wasm`: the grant goes into the value.
+    let mut p = bench.start("store").await;
+    by_args(&mut p, &["--allow-http", &api.url(), kv.to_str().unwrap()]).await.unwrap();
+    let value = value_of(&schema(&mut p, "", "").await);
+    let decoded: Json = serde_json::from_slice(&value).unwrap();
+    assert_eq!(decoded["grants"]["http"], json!([api.url()]), "{decoded}");
+    drop(p);
+
+    // A later run needs no policy: the value carries the grant.
+    let mut p = bench.start("store").await;
+    by_value(&mut p, "kv", version, &value).await.unwrap();
+    p.boot(&bench.engine.address, json!({"endpoint": api.url()})).await.unwrap();
+    let created = kv_create(&mut p, "b").await.unwrap_or_else(|e| panic!("{e}; stderr: {}", p.stderr()));
+    assert_eq!(created.id, "b");
+    assert!(api.item("b").is_some());
+}
