@@ -8,6 +8,24 @@
 //! Or declare resources as Rust types and let [`typed`] derive the schema,
 //! Check, Diff and secrets.
 
+// The Rust blocks of the project's READMEs compile (and run) as doctests
+// against this crate, so the examples users copy first cannot go stale.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct ProjectReadme;
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct SdkReadme;
+#[cfg(doctest)]
+#[doc = include_str!("../derive/README.md")]
+struct DeriveReadme;
+#[cfg(doctest)]
+#[doc = include_str!("../../examples/kv/README.md")]
+struct KvReadme;
+#[cfg(doctest)]
+#[doc = include_str!("../../native/README.md")]
+struct NativeReadme;
+
 pub mod component;
 pub mod context;
 mod diff;
