@@ -8,6 +8,7 @@
 
 mod cli;
 mod commands;
+mod plugin;
 mod registry;
 
 use std::path::{Path, PathBuf};
@@ -41,15 +42,13 @@ fn run() -> anyhow::Result<()> {
 
 fn dispatch(runtime: &tokio::runtime::Runtime) -> anyhow::Result<()> {
     let exe = std::env::args_os().next().map(PathBuf::from).unwrap_or_default();
-    let plugin_name =
-        exe.file_name().and_then(|n| n.to_str()).and_then(|n| n.strip_prefix("pulumi-resource-")).map(str::to_owned);
-    match plugin_name {
+    match plugin::name_of(&exe) {
         Some(name) => {
             let cli = PluginCli::parse();
             init_logging(&cli.engine);
             let exe = std::env::current_exe().context("locating this executable")?;
-            let beside = sibling(&exe, "policy.toml");
-            if name == GENERIC_PLUGIN && !sibling(&exe, "wasm").exists() {
+            let beside = plugin::beside(&exe, "policy.toml");
+            if name == GENERIC_PLUGIN && !plugin::beside(&exe, "wasm").exists() {
                 return runtime.block_on(run_generic(cli.engine, cli.runtime, Some(&beside)));
             }
             let (_, component) = plugin_component()?;
@@ -100,19 +99,11 @@ fn dispatch(runtime: &tokio::runtime::Runtime) -> anyhow::Result<()> {
     }
 }
 
-/// `<path>.<suffix>`: where a packed plugin keeps its component and policy.
-fn sibling(path: &Path, suffix: &str) -> PathBuf {
-    let mut p = path.as_os_str().to_owned();
-    p.push(".");
-    p.push(suffix);
-    PathBuf::from(p)
-}
-
-/// A packed plugin keeps its component next to itself as `<exe>.wasm`;
+/// A packed plugin keeps its component beside itself (see [`plugin`]);
 /// returns the executable and the component.
 fn plugin_component() -> anyhow::Result<(PathBuf, PathBuf)> {
     let exe = std::env::current_exe().context("locating this executable")?;
-    let wasm = sibling(&exe, "wasm");
+    let wasm = plugin::beside(&exe, "wasm");
     if !wasm.is_file() {
         bail!("no component at {} (a packed plugin keeps it beside {})", wasm.display(), exe.display());
     }
@@ -258,9 +249,9 @@ async fn run_generic(engine: EngineArgs, rt: RuntimeArgs, beside: Option<&Path>)
 fn pack_generic(out: &Path) -> anyhow::Result<()> {
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let exe = std::env::current_exe().context("locating this executable")?;
-    let plugin = out.join(format!("pulumi-resource-{GENERIC_PLUGIN}"));
-    std::fs::copy(&exe, &plugin).with_context(|| format!("writing {}", plugin.display()))?;
-    make_executable(&plugin)?;
+    let target = plugin::executable(out, GENERIC_PLUGIN);
+    std::fs::copy(&exe, &target).with_context(|| format!("writing {}", target.display()))?;
+    make_executable(&target)?;
     let version = env!("CARGO_PKG_VERSION");
     println!("packed the parameterized provider {GENERIC_PLUGIN} {version} into {}", out.display());
     println!(
@@ -294,14 +285,14 @@ async fn pack(source: Source, out: &Path, rt: &RuntimeArgs) -> anyhow::Result<()
     let LoadedProvider { name, version, .. } = identify(&source, rt).await?;
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let exe = std::env::current_exe().context("locating this executable")?;
-    let plugin = out.join(format!("pulumi-resource-{name}"));
-    let wasm_path = sibling(&plugin, "wasm");
-    std::fs::copy(&exe, &plugin).with_context(|| format!("writing {}", plugin.display()))?;
+    let target = plugin::executable(out, &name);
+    let wasm_path = plugin::beside(&target, "wasm");
+    std::fs::copy(&exe, &target).with_context(|| format!("writing {}", target.display()))?;
     std::fs::write(&wasm_path, &source.wasm).context("copying the component")?;
     if let Some(policy) = &rt.policy {
-        std::fs::copy(policy, sibling(&plugin, "policy.toml")).context("copying the policy")?;
+        std::fs::copy(policy, plugin::beside(&target, "policy.toml")).context("copying the policy")?;
     }
-    make_executable(&plugin)?;
+    make_executable(&target)?;
     println!("packed {name} {version} into {}", out.display());
     println!("Pulumi.yaml:\n  plugins:\n    providers:\n      - name: {name}\n        path: {}", out.display());
     Ok(())
