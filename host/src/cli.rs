@@ -198,6 +198,7 @@ impl RuntimeArgs {
             call_timeout: Duration::from_secs(self.call_timeout.max(1)),
             cache,
             perf_map: self.perf_map,
+            monitors: Some(pulumi_wasm_host::server::monitors()),
         }
     }
 

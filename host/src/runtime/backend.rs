@@ -8,7 +8,6 @@ use std::time::Duration;
 use super::RuntimeError;
 use super::bindings::{rp, types};
 use super::deferred::Deferred;
-use super::monitor::WithMonitor;
 use super::pool::{Lease, Pool, SetupCall};
 
 /// Why an export call has no result.
@@ -73,7 +72,7 @@ macro_rules! exports {
                 async fn $name(&self, timeout: Option<Duration>, $($arg: $ty),*) -> CallResult<$ret> {
                     let uses_monitor = false $(|| { let _ = &$marg; true })?;
                     let mut lease = self.lease(timeout, uses_monitor).await.map_err(CallError::NotStarted)?;
-                    $(lease.open_monitor(WithMonitor::monitor_scope(&$marg));)?
+                    $(lease.open_monitor(&$marg);)?
                     let limit = lease.timeout();
                     let waited = lease.engine_wait();
                     let (guest, store) = lease.parts();

@@ -12,6 +12,7 @@ use super::RuntimeError;
 use super::bindings::{ProviderPre, v0_1_0, v0_2_0, v0_3};
 use super::cache::{ArtifactCache, KnownFacts, KnownFile, SeenFile, digest};
 use super::logs::GuestLog;
+use super::monitor::Monitors;
 use super::needs::Needs;
 use super::policy::Policy;
 use super::pool::Pool;
@@ -35,6 +36,10 @@ pub struct RuntimeConfig {
     pub cache: Option<ArtifactCache>,
     /// Write `/tmp/perf-<pid>.map` so that `perf` names the guests' functions.
     pub perf_map: bool,
+    /// How `construct` and `call` reach the engine's resource monitor
+    /// (`server::monitors()`, over gRPC); without it their monitor
+    /// functions fail, saying so.
+    pub monitors: Option<Monitors>,
 }
 
 impl Default for RuntimeConfig {
@@ -45,6 +50,7 @@ impl Default for RuntimeConfig {
             call_timeout: Duration::from_secs(15 * 60),
             cache: ArtifactCache::default_dir().map(ArtifactCache::new),
             perf_map: false,
+            monitors: None,
         }
     }
 }

@@ -14,7 +14,7 @@ use super::bindings::{Guest, Provider, ProviderPre};
 use super::bindings::{rp, types};
 use super::engine::Runtime;
 use super::logs::{GuestLog, LogQueue};
-use super::monitor::MonitorScope;
+use super::monitor::{self, WithMonitor};
 use super::sandbox::Sandbox;
 use super::state::{CallClock, EngineWait, HostState};
 use super::ticker::EPOCH_TICK;
@@ -312,11 +312,12 @@ impl<'a> Lease<'a> {
         (inst.guest.pulumi_provider_resource_provider(), &mut inst.store)
     }
 
-    /// Opens the resource monitor to the guest for this call (`construct`,
-    /// `call`); the lease closes it again when it ends.
-    pub(super) fn open_monitor(&mut self, scope: MonitorScope) {
+    /// Opens the resource monitor `request` names to the guest for this
+    /// call (`construct`, `call`); the lease closes it again when it ends.
+    pub(super) fn open_monitor(&mut self, request: &impl WithMonitor) {
+        let opened = monitor::open(self.pool.runtime.config.monitors.as_ref(), request.deployment());
         if let Some(inst) = self.inst.as_mut() {
-            inst.store.data_mut().monitor = Some(scope);
+            inst.store.data_mut().monitor = Some(opened);
         }
     }
 

@@ -18,7 +18,7 @@ use super::bindings::latest::pulumi::provider::{context, logging, types};
 use super::held;
 use super::http::{Denials, HttpHooks};
 use super::logs::{LogQueue, LogSeverity};
-use super::monitor::MonitorScope;
+use super::monitor::ResourceMonitor;
 use super::sandbox::Sandbox;
 
 /// Bytes of guest stderr kept (panic messages end up here).
@@ -112,7 +112,7 @@ pub struct HostState {
     pub(super) partial: Option<PartialState>,
     pub(super) denials: Denials,
     /// The resource monitor, during a `construct` or `call` only.
-    pub(super) monitor: Option<MonitorScope>,
+    pub(super) monitor: Option<Arc<dyn ResourceMonitor>>,
     /// Time the current call spent waiting on the monitor.
     pub(super) engine_wait: EngineWait,
     /// The current call's deadline, read at each epoch tick.
