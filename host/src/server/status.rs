@@ -6,6 +6,7 @@ use tonic::{Code, Status};
 use crate::convert::requests::init_failure;
 use crate::convert::value::{ConvertError, WireOptions};
 use crate::runtime::bindings::types;
+use crate::runtime::bindings::words::WordsError;
 use crate::runtime::{CallError, RuntimeError};
 
 /// A request the host could not translate: the caller's fault.
@@ -19,7 +20,10 @@ pub fn bad_request(e: ConvertError) -> Status {
 /// already is to the engine.
 pub fn bad_response(e: ConvertError, effect: Effect) -> Status {
     match e {
-        ConvertError::TooDeep { .. } | ConvertError::TooManyNodes { .. } => {
+        ConvertError::TooDeep { .. }
+        | ConvertError::TooManyNodes { .. }
+        | ConvertError::TooManyBytes { .. }
+        | ConvertError::Words(WordsError::TooManyBytes { .. }) => {
             let message = format!("the provider returned a value over the host's limits: {e}");
             match effect {
                 Effect::Reads => Status::resource_exhausted(message),

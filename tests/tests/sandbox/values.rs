@@ -63,11 +63,13 @@ async fn malformed_values_are_refused() {
         "sharedLong",
         "extraBehind",
         "heldUnknown",
+        "overlapping",
     ] {
         let s = refused(&mut p, "malformed", json!({"kind": kind})).await;
-        // Too deep is a limit of the host's, not a broken value.
+        // Too deep or too large is a limit of the host's, not a broken value.
         let (code, words) = match kind {
             "deep" => (Code::ResourceExhausted, ["over the host's limits", "levels deep"]),
+            "overlapping" => (Code::ResourceExhausted, ["over the host's limits", "more than 400 MiB"]),
             _ => (Code::Internal, ["invalid", ""]),
         };
         assert_status(&s, code, &words);

@@ -24,6 +24,7 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use prost_types::value::Kind;
 use prost_types::{ListValue, Struct, Value as WireValue};
 
+use crate::runtime::bindings::MAX_VALUE_BYTES;
 use crate::runtime::bindings::spans::{push_str, push_text, range, span};
 use crate::runtime::bindings::tree::{
     Archive, ArchiveSource, Asset, AssetSource, Node, OutputValue, ReferenceId, ResourceReference, Span, Str,
@@ -114,6 +115,8 @@ pub enum ConvertError {
     TooDeep { path: PropertyPath, max: usize },
     #[error("the value has {count} nodes, more than the limit of {max}")]
     TooManyNodes { count: usize, max: usize },
+    #[error("the value's strings and keys come to more than {} MiB", max >> 20)]
+    TooManyBytes { max: usize },
     #[error("node {node} at {path} has a span of its value's {buffer} that {reason}")]
     BadSpan { path: PropertyPath, node: u32, buffer: &'static str, reason: &'static str },
     #[error("the value's {buffer} is larger than 4 GiB")]
@@ -133,11 +136,14 @@ pub struct Limits {
     pub max_depth: usize,
     /// Most nodes allowed in one value.
     pub max_nodes: usize,
+    /// Most bytes of strings, keys and byte strings in one value, each
+    /// counted as often as the value names it.
+    pub max_bytes: usize,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_depth: 128, max_nodes: 4_000_000 }
+        Limits { max_depth: 128, max_nodes: 4_000_000, max_bytes: MAX_VALUE_BYTES }
     }
 }
 

@@ -645,3 +645,29 @@ fn long_strings_move_whole_and_short_ones_share_the_text() {
     assert_eq!(wit.text, "asshorty");
     roundtrip(original);
 }
+
+/// Raw words of an array of `n` strings that all name the same 10 bytes of
+/// text: a small value that expands `n` times over when built.
+fn overlapping_strings(n: u32) -> Words {
+    use pulumi_wasm_words::kind;
+    let mut words = vec![n + 1, n, 0, 0, kind::ARRAY, 0, n];
+    for _ in 0..n {
+        words.extend([kind::STRING, 0, 10]);
+    }
+    words.extend(1..=n);
+    Words { words, text: "abcdefghij".into(), long: vec![] }
+}
+
+#[test]
+fn guest_overlapping_spans_count_against_the_byte_budget() {
+    let limits = Limits { max_bytes: 50, ..Limits::default() };
+    let built = wit_into_value(overlapping_strings(5), negotiated(), limits).expect("50 bytes fit");
+    assert!(matches!(built.kind, Some(Kind::ListValue(l)) if l.values.len() == 5 && l.values[4] == s("abcdefghij")));
+    let e = wit_into_value(overlapping_strings(6), negotiated(), limits).expect_err("60 bytes do not");
+    assert!(matches!(e, ConvertError::TooManyBytes { max: 50 }), "{e:?}");
+    assert_eq!(e.to_string(), "the value's strings and keys come to more than 0 MiB");
+    // The default budget: 10 bytes named 42 million times would be 420 MB.
+    assert_eq!(Limits::default().max_bytes, 400 << 20);
+    let e = wit_into_value(overlapping_strings(3_000_000), negotiated(), Limits::default());
+    assert!(e.is_ok(), "30 MB is within the default budget");
+}

@@ -103,6 +103,9 @@ fn validate(v: &Value, opts: WireOptions, limits: Limits) -> Result<(), ConvertE
     let mut parent = vec![NONE; count];
     let mut depth = vec![0usize; count];
     let mut keys = HashSet::new();
+    // What the built value will hold: spans may overlap, so this counts each
+    // use, which is what `build` copies.
+    let mut bytes = 0usize;
     for (i, node) in nodes.iter().enumerate() {
         let idx = i as u32;
         // Any valid reference to node i comes from a node before it, all seen by now.
@@ -119,7 +122,14 @@ fn validate(v: &Value, opts: WireOptions, limits: Limits) -> Result<(), ConvertE
             if bufs.str(s).is_none() {
                 return Err(bad_span("text", "is past its end or splits a character"));
             }
+            bytes = bytes.saturating_add(s.len as usize);
         }
+        bytes = bytes.saturating_add(match node {
+            Node::String(Str::Long(s)) => s.len(),
+            Node::Asset(Asset { source: Some(AssetSource::Text(Str::Long(s))), .. }) => s.len(),
+            Node::Bytes(b) => b.len().div_ceil(3) * 4,
+            _ => 0,
+        });
         match node {
             Node::Array(s) if bufs.items(*s).is_none() => return Err(bad_span("items", "is past its end")),
             Node::Object(s) | Node::Archive(Archive { source: Some(ArchiveSource::Assets(s)), .. })
@@ -138,6 +148,7 @@ fn validate(v: &Value, opts: WireOptions, limits: Limits) -> Result<(), ConvertE
                 let Some(key) = bufs.str(*key) else {
                     return Err(bad_span("text", "is past its end or splits a character"));
                 };
+                bytes = bytes.saturating_add(key.len());
                 if !keys.insert(key) {
                     let path = bufs.path_of(nodes, &parent, idx);
                     return Err(ConvertError::DuplicateKey { path, key: key.to_owned() });
@@ -146,6 +157,9 @@ fn validate(v: &Value, opts: WireOptions, limits: Limits) -> Result<(), ConvertE
                     return Err(ConvertError::ReservedKey { path: bufs.path_of(nodes, &parent, idx) });
                 }
             }
+        }
+        if bytes > limits.max_bytes {
+            return Err(ConvertError::TooManyBytes { max: limits.max_bytes });
         }
         let members = matches!(node, Node::Archive(_));
         for child in bufs.children(node) {

@@ -62,5 +62,11 @@ pub const CONTRACT: &str = "0.3.1";
 /// writes, moved instead of copied into the value's shared `text` (see
 /// `types.wit`); the guest SDK reads the same number.
 pub const LONG_STRING: usize = pulumi_wasm_words::LONG;
+/// The most bytes of text (strings, keys, held asset texts) one value the
+/// host builds from a guest's may carry. The engine takes no gRPC message
+/// over 400 MiB, so nothing larger could reach it; and a guest's value can
+/// name one stretch of its text, or one held text, any number of times, so
+/// without a budget a small value could expand to terabytes in the host.
+pub const MAX_VALUE_BYTES: usize = 400 << 20;
 /// Every version this host serves, newest first.
 pub const CONTRACTS: [&str; 4] = ["0.3.1", "0.3.0", "0.2.0", "0.1.0"];

@@ -12,6 +12,7 @@
 //! nodes is what makes a word list cheaper than the canonical ABI's
 //! field-by-field lowering of variants.
 
+use super::MAX_VALUE_BYTES;
 use super::tree as t;
 use super::types as w;
 use crate::runtime::held;
@@ -41,6 +42,8 @@ pub enum WordsError {
     ExtraLeft { left: usize },
     #[error("the value's long has {left} strings that no node uses")]
     LongLeft { left: usize },
+    #[error("the value names held texts of more than {} MiB in all", max >> 20)]
+    TooManyBytes { max: usize },
 }
 
 /// The number of nodes a value says it has (its first word), for limits
@@ -194,6 +197,11 @@ fn hash(h: Option<t::Span>) -> [u32; 3] {
 /// (each node's operands right after the previous node's, and all of it
 /// used).
 pub fn unpack(v: w::Value) -> Result<t::Value, WordsError> {
+    unpack_within(v, MAX_VALUE_BYTES)
+}
+
+/// [`unpack`], copying at most `max_held` bytes of held texts.
+fn unpack_within(v: w::Value, max_held: usize) -> Result<t::Value, WordsError> {
     let words = &v.words;
     let Some(&[n, i, f, e]) = words.get(..HEADER) else {
         return Err(WordsError::Counts(format!("are {}, fewer than the four counts", words.len())));
@@ -210,7 +218,8 @@ pub fn unpack(v: w::Value) -> Result<t::Value, WordsError> {
     let (nodes, rest) = words[HEADER..].split_at(3 * n);
     let (items, rest) = rest.split_at(i);
     let (fields, extra) = rest.split_at(3 * f);
-    let mut u = Unpacker { extra, at: 0, long: v.long.into_iter().map(Some).collect(), node: 0 };
+    let long = v.long.into_iter().map(Some).collect();
+    let mut u = Unpacker { extra, at: 0, long, node: 0, held: 0, max_held };
     let mut tree = Vec::with_capacity(n);
     for (at, node) in nodes.chunks_exact(3).enumerate() {
         u.node = at as u32;
@@ -233,6 +242,10 @@ struct Unpacker<'a> {
     at: usize,
     long: Vec<Option<String>>,
     node: u32,
+    /// Bytes of held texts copied into the tree so far: a value may name
+    /// one text many times, and each use is a copy.
+    held: usize,
+    max_held: usize,
 }
 
 impl Unpacker<'_> {
@@ -256,8 +269,13 @@ impl Unpacker<'_> {
         }
     }
 
-    /// The text behind a handle this RPC gave out, whose length is `len`.
-    fn held(&self, handle: u32, len: u32) -> Result<String, WordsError> {
+    /// The text behind a handle this RPC gave out, whose length is `len`,
+    /// within the value's budget ([`MAX_VALUE_BYTES`]).
+    fn held(&mut self, handle: u32, len: u32) -> Result<String, WordsError> {
+        self.held = self.held.saturating_add(len as usize);
+        if self.held > self.max_held {
+            return Err(WordsError::TooManyBytes { max: self.max_held });
+        }
         held::resolve(handle, len).or_else(|reason| self.bad(reason))
     }
 

@@ -183,3 +183,33 @@ async fn a_held_text_must_be_this_calls_and_its_length_right() {
     let e = unpack(words).expect_err("outside the RPC").to_string();
     assert!(e.contains(&format!("node 10: held text {handle} is not one this call was given")), "{e}");
 }
+
+/// A value may name one held text many times; each use is a copy, so the
+/// copies count against a budget and stop at it.
+#[tokio::test]
+async fn held_texts_named_again_and_again_stop_at_the_budget() {
+    let text = t::Str::Long("x".repeat(2000));
+    let asset = t::Node::Asset(t::Asset { hash: None, source: Some(t::AssetSource::Text(text)) });
+    let tree = t::Value {
+        nodes: vec![t::Node::Array(sp(0, 3)), asset.clone(), asset.clone(), asset],
+        items: vec![1, 2, 3],
+        fields: vec![],
+        text: String::new(),
+    };
+    crate::runtime::held::scope(true, async {
+        let mut words = pack(tree);
+        // Extra starts after the counts, 4 nodes and 3 items; 6 words per asset.
+        let operands = |k: usize| HEADER + 12 + 3 + 6 * k;
+        let first = words.words[operands(0) + 4];
+        assert_eq!(words.words[operands(0) + 3], source::HELD_TEXT);
+        for k in 1..3 {
+            words.words[operands(k) + 4] = first;
+        }
+        let e = unpack_within(words.clone(), 5999).expect_err("three copies of 2000 bytes");
+        assert!(matches!(e, WordsError::TooManyBytes { max: 5999 }), "{e:?}");
+        let back = unpack_within(words, 6000).expect("within the budget");
+        assert_eq!(back.nodes.len(), 4);
+    })
+    .await;
+    assert_eq!(MAX_VALUE_BYTES, 400 << 20);
+}

@@ -284,6 +284,7 @@ const ARRAY: u32 = 6;
 const OBJECT: u32 = 7;
 const ASSET: u32 = 10;
 const ARCHIVE: u32 = 11;
+const OUTPUT: u32 = 13;
 
 fn number(n: f64) -> Node {
     let bits = n.to_bits();
@@ -406,7 +407,10 @@ fn huge(args: &PropertyMap) -> Result<rp::InvokeResponse, t::Error> {
 ///   words), `badKind` (a kind that does not exist), `sharedLong` (two nodes
 ///   with one long string: a megabyte that would count twice), `extraBehind`
 ///   (two archives with the same operands in `extra`), `heldUnknown` (an
-///   asset whose text is a held-text handle the host never gave out).
+///   asset whose text is a held-text handle the host never gave out);
+/// - `overlapping`: a few kilobytes of words naming one 8 MiB stretch of
+///   text 1,000 times, as an output value's dependencies (8 GB if each use
+///   were copied; spans may overlap, so the host must count every use).
 pub fn malformed(kind: &str, depth: u32) -> Option<t::Value> {
     let mut r = RawValue::default();
     match kind {
@@ -503,6 +507,16 @@ pub fn malformed(kind: &str, depth: u32) -> Option<t::Value> {
             let root = r.object(&[("asset", 1)]);
             r.extra.extend([0, 0, 0, 6, u32::MAX - 5, 4096]);
             r.set(&[root, [ASSET, 0, 0]]);
+        }
+        "overlapping" => {
+            let root = r.object(&[("output", 1)]);
+            let [start, len] = r.text(&"d".repeat(8 << 20));
+            let uses = 1000;
+            r.extra.extend([0, 0, 0, uses]);
+            for _ in 0..uses {
+                r.extra.extend([start, len]);
+            }
+            r.set(&[root, [OUTPUT, 0, 0]]);
         }
         _ => return None,
     }
@@ -610,6 +624,7 @@ mod tests {
             "splitCharacter",
             "itemsPastEnd",
             "fieldsPastEnd",
+            "overlapping",
         ] {
             assert!(malformed(kind, 0).is_some(), "{kind}");
         }
