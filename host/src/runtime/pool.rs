@@ -15,7 +15,7 @@ use super::bindings::{rp, types};
 use super::engine::Runtime;
 use super::logs::{GuestLog, LogQueue};
 use super::monitor::{self, WithMonitor};
-use super::sandbox::Sandbox;
+use super::sandbox::{MAX_CALL_TIMEOUT, Sandbox};
 use super::state::{CallClock, EngineWait, HostState};
 use super::ticker::EPOCH_TICK;
 
@@ -119,7 +119,8 @@ impl Pool {
     pub async fn lease(&self, timeout: Option<Duration>, uses_monitor: bool) -> Result<Lease<'_>, RuntimeError> {
         let permits = if uses_monitor { &self.monitor_permits } else { &self.permits };
         let permit = permits.clone().acquire_owned().await.map_err(|e| RuntimeError::Engine(e.to_string()))?;
-        let timeout = timeout.unwrap_or_else(|| self.sandbox.read().expect("sandbox lock").timeout);
+        let timeout =
+            timeout.unwrap_or_else(|| self.sandbox.read().expect("sandbox lock").timeout).min(MAX_CALL_TIMEOUT);
         let pooled = self.idle.lock().expect("pool lock").pop();
         // The rare paths (a new instance, replaying setup calls) are boxed:
         // inline, their futures would make every call's several KB larger,
@@ -184,6 +185,7 @@ impl Pool {
         call: impl Future<Output = wasmtime::Result<T>>,
     ) -> wasmtime::Result<T> {
         let _busy = self.runtime.busy();
+        let timeout = timeout.min(MAX_CALL_TIMEOUT);
         // Most calls finish in their first poll, never waiting on the host or
         // yielding, so they need no timer: epoch interruption bounds them.
         let mut call = std::pin::pin!(call);
@@ -265,7 +267,7 @@ impl Pool {
     /// grace); see [`Pool::watch_epochs`].
     fn arm_deadline(&self, store: &mut Store<HostState>, timeout: Duration) {
         let now = Instant::now();
-        store.data_mut().clock = CallClock { deadline: now + timeout, ran_since: now };
+        store.data_mut().clock = CallClock { deadline: now + timeout.min(MAX_CALL_TIMEOUT), ran_since: now };
         store.set_epoch_deadline(1);
     }
 

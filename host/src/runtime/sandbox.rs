@@ -13,6 +13,11 @@ use super::needs::Needs;
 use super::policy::{DirGrant, Grants, HttpGrant};
 use super::state::MAX_RANDOM_BYTES;
 
+/// The longest deadline a call gets, whatever a policy, a flag or a request
+/// says: a week, as the server caps a request's `timeout`. Deadlines are
+/// `Instant`s, which a far larger duration would overflow (a panic).
+pub const MAX_CALL_TIMEOUT: Duration = Duration::from_secs(7 * 86_400);
+
 #[derive(Clone, Debug)]
 pub struct Sandbox {
     pub provider: String,
@@ -39,7 +44,7 @@ impl Sandbox {
             http: Arc::default(),
             env: vec![],
             memory: config.max_memory,
-            timeout: config.call_timeout,
+            timeout: config.call_timeout.min(MAX_CALL_TIMEOUT),
             notes: vec![],
         }
     }
@@ -66,7 +71,10 @@ impl Sandbox {
             http: Arc::new(grants.http_grants()),
             env,
             memory: grants.memory_mb.map_or(config.max_memory, |mb| mb.clamp(1, 4095) << 20),
-            timeout: grants.timeout_s.map_or(config.call_timeout, |s| Duration::from_secs(s.max(1))),
+            timeout: grants
+                .timeout_s
+                .map_or(config.call_timeout, |s| Duration::from_secs(s.max(1)))
+                .min(MAX_CALL_TIMEOUT),
             grants,
         })
     }
@@ -97,5 +105,20 @@ impl Sandbox {
             }
         }
         b.build()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deadlines_are_capped_at_a_week() {
+        let config = RuntimeConfig { call_timeout: Duration::MAX, cache: None, ..RuntimeConfig::default() };
+        assert_eq!(Sandbox::deny_all(&config).timeout, MAX_CALL_TIMEOUT);
+        let grants = Grants { timeout_s: Some(u64::MAX), ..Grants::default() };
+        assert_eq!(Sandbox::new("p", grants, &config).expect("sandbox").timeout, MAX_CALL_TIMEOUT);
+        let grants = Grants { timeout_s: Some(30), ..Grants::default() };
+        assert_eq!(Sandbox::new("p", grants, &config).expect("sandbox").timeout, Duration::from_secs(30));
     }
 }

@@ -13,6 +13,16 @@ async fn an_infinite_loop_is_stopped_at_the_deadline() {
     assert!(took >= Duration::from_millis(2500) && took < Duration::from_secs(20), "stopped after {took:?}");
 }
 
+/// The largest `timeout-s` a policy file can hold (TOML's largest integer,
+/// some 292 billion years) is capped, not added to the clock: that
+/// overflowed and panicked each call.
+#[tokio::test]
+async fn an_absurd_timeout_in_the_policy_is_capped() {
+    let (_engine, p) = hostile_with(&policy(i64::MAX as u64, None, "")).await;
+    ok_call(&p, "under a policy with timeout-s = i64::MAX").await;
+    ok_call(&p, "a second time, on a reused instance").await;
+}
+
 /// How many times the thread named `name` of process `pid` has gone to sleep.
 fn sleeps_of_thread(pid: u32, name: &str) -> u64 {
     for task in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap() {
