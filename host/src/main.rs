@@ -316,6 +316,9 @@ async fn grants(source: Source, rt: &RuntimeArgs) -> anyhow::Result<()> {
         .map(|d| format!("{} -> {}{}", d.host.display(), d.guest, if d.read_only { " (ro)" } else { "" }))
         .collect();
     println!("granted:\n  http: {}\n  env:  {}\n  dirs: {}", list(&g.http), list(&g.env), list(&dirs));
+    if !g.http_private.is_empty() {
+        println!("  http-private: {}", list(&g.http_private));
+    }
     println!("  memory: {} MiB, call timeout: {:?}", sandbox.memory >> 20, sandbox.timeout);
     let missing = loaded.needs.missing(g);
     println!("missing: {}", list(&missing));

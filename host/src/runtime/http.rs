@@ -78,7 +78,7 @@ async fn send(
     if matching.is_empty() {
         return Err(deny.deny(format!("missing grant: http \"{target}\" for provider {}", deny.provider)));
     }
-    let private_ok = matching.iter().any(|g| g.names_literally(&host));
+    let private_ok = matching.iter().any(|g| g.reaches_private(&host));
 
     let timeout = |pick: fn(&RequestOptions) -> Option<Duration>| {
         options.as_ref().and_then(pick).unwrap_or(DEFAULT_TIMEOUT).min(MAX_TIMEOUT)
@@ -94,7 +94,7 @@ async fn send(
         .collect();
     if addrs.is_empty() {
         return Err(deny.deny(format!(
-            "{target} resolves only to private or loopback addresses; missing grant: http \"{target}\" naming the address exactly, for provider {}",
+            "{target} resolves only to private or loopback addresses; missing grant: http-private \"{target}\" (or http naming the address itself) for provider {}",
             deny.provider
         )));
     }

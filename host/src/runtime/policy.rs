@@ -32,8 +32,14 @@ pub struct Policy {
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct Grants {
     /// Outbound HTTP allow-list: `scheme://host[:port]`, host may be `*.suffix`, port `*`.
+    /// Only public addresses, unless the grant names an IP address or
+    /// `localhost` itself: a granted name's DNS is not the user's to trust.
     #[serde(default)]
     pub http: Vec<String>,
+    /// Like `http`, and the names may also resolve to private, loopback and
+    /// link-local addresses (an internal service reached by name).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub http_private: Vec<String>,
     /// Host environment variables the provider may read.
     #[serde(default)]
     pub env: Vec<String>,
@@ -60,6 +66,9 @@ pub struct GrantFlags {
     /// Grant outbound HTTP to `scheme://host[:port]` (repeatable).
     #[arg(long, value_name = "URL")]
     pub allow_http: Vec<String>,
+    /// As --allow-http, and the name may resolve to a private or loopback address.
+    #[arg(long, value_name = "URL")]
+    pub allow_http_private: Vec<String>,
     /// Grant reading a host environment variable (repeatable).
     #[arg(long, value_name = "NAME")]
     pub allow_env: Vec<String>,
@@ -73,6 +82,7 @@ impl GrantFlags {
     pub fn grants(&self) -> Result<Grants, PolicyError> {
         let grants = Grants {
             http: self.allow_http.clone(),
+            http_private: self.allow_http_private.clone(),
             env: self.allow_env.clone(),
             dirs: self.allow_dir.iter().map(|d| Grants::parse_dir_flag(d)).collect::<Result<_, _>>()?,
             memory_mb: None,
@@ -116,6 +126,7 @@ impl Grants {
     /// Adds `other`'s grants; its limits, when set, win.
     pub fn merge(&mut self, other: Grants) {
         self.http.extend(other.http);
+        self.http_private.extend(other.http_private);
         self.env.extend(other.env);
         self.dirs.extend(other.dirs);
         self.memory_mb = other.memory_mb.or(self.memory_mb);
@@ -123,7 +134,7 @@ impl Grants {
     }
 
     pub fn validate(&self) -> Result<(), PolicyError> {
-        for h in &self.http {
+        for h in self.http.iter().chain(&self.http_private) {
             HttpGrant::parse(h)?;
         }
         for d in &self.dirs {
@@ -135,7 +146,12 @@ impl Grants {
     }
 
     pub fn http_grants(&self) -> Vec<HttpGrant> {
-        self.http.iter().filter_map(|h| HttpGrant::parse(h).ok()).collect()
+        let private = |h: &String| HttpGrant::parse(h).ok().map(|g| HttpGrant { private: true, ..g });
+        self.http
+            .iter()
+            .filter_map(|h| HttpGrant::parse(h).ok())
+            .chain(self.http_private.iter().filter_map(private))
+            .collect()
     }
 
     /// `HOST:GUEST[:ro]`, as given to `--allow-dir`.
@@ -164,6 +180,8 @@ pub struct HttpGrant {
     pub host: String,
     /// `None` = the scheme's default port; `Some(0)` = any port.
     pub port: Option<u16>,
+    /// Granted in `http-private`: names may resolve to private addresses.
+    pub private: bool,
 }
 
 impl HttpGrant {
@@ -189,7 +207,7 @@ impl HttpGrant {
         {
             return Err(bad("a wildcard may only be a leading `*.`"));
         }
-        Ok(HttpGrant { scheme, host, port })
+        Ok(HttpGrant { scheme, host, port, private: false })
     }
 
     /// Whether this grant allows a request to `scheme://host:port`.
@@ -212,10 +230,16 @@ impl HttpGrant {
         port_ok && host_ok
     }
 
-    /// Private and loopback targets need a grant that names them exactly.
-    pub fn names_literally(&self, host: &str) -> bool {
+    /// Whether this grant (which allows `host`) lets it reach private,
+    /// loopback and link-local addresses: an `http-private` grant, or one
+    /// that names that IP address or `localhost` itself. A name granted in
+    /// `http` reaches public addresses only, whatever its DNS says: whoever
+    /// controls that DNS (maybe the provider's author) could otherwise point
+    /// it at the user's network or a cloud's metadata service.
+    pub fn reaches_private(&self, host: &str) -> bool {
         let host = host.trim_start_matches('[').trim_end_matches(']').to_ascii_lowercase();
-        !self.host.contains('*') && self.host == host
+        let names_address = host == "localhost" || host.parse::<std::net::IpAddr>().is_ok();
+        self.private || (names_address && self.host == host)
     }
 }
 
@@ -232,12 +256,42 @@ mod tests {
         assert!(!g.allows("http", "api.example.com", 80));
         assert!(!g.allows("https", "api.example.com", 8443));
         let any = HttpGrant::parse("http://127.0.0.1:*").unwrap();
-        assert!(any.allows("http", "127.0.0.1", 41234) && any.names_literally("127.0.0.1"));
+        assert!(any.allows("http", "127.0.0.1", 41234) && any.reaches_private("127.0.0.1"));
         let both = HttpGrant::parse("localhost:8080").unwrap();
         assert!(both.allows("http", "LOCALHOST", 8080) && both.allows("https", "localhost", 8080));
         for bad in ["ftp://x", "https://a/b", "https://a*b.com", "https://x:99999", "https://u@x"] {
             assert!(HttpGrant::parse(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn only_addresses_localhost_and_http_private_grants_reach_private_addresses() {
+        let grants = |http: &[&str], private: &[&str]| Grants {
+            http: http.iter().map(|s| s.to_string()).collect(),
+            http_private: private.iter().map(|s| s.to_string()).collect(),
+            ..Grants::default()
+        };
+        let reaches = |g: &Grants, host: &str, port: u16| {
+            let matching: Vec<HttpGrant> =
+                g.http_grants().into_iter().filter(|h| h.allows("http", host, port)).collect();
+            assert!(!matching.is_empty(), "{host} is granted");
+            matching.iter().any(|h| h.reaches_private(host))
+        };
+        let g = grants(
+            &["http://api.vendor.example", "http://10.0.0.5:8080", "http://[::1]:81", "http://localhost:82"],
+            &[],
+        );
+        assert!(!reaches(&g, "api.vendor.example", 80), "a granted name reaches public addresses only");
+        assert!(reaches(&g, "10.0.0.5", 8080) && reaches(&g, "::1", 81) && reaches(&g, "LOCALHOST", 82));
+        let g = grants(&["http://*.corp.example"], &["http://kv.corp.example"]);
+        assert!(!reaches(&g, "other.corp.example", 80), "a wildcard never does");
+        assert!(reaches(&g, "kv.corp.example", 80), "http-private: an internal service by name");
+        // Grants carried in a Parameterize value keep their meaning, and old values still parse.
+        let json = serde_json::to_string(&g).unwrap();
+        assert_eq!(serde_json::from_str::<Grants>(&json).unwrap(), g);
+        let old: Grants = serde_json::from_str(r#"{"http":["http://a"],"env":[],"dirs":[]}"#).unwrap();
+        assert!(old.http_private.is_empty());
+        assert!(grants(&[], &["ftp://x"]).validate().is_err());
     }
 
     #[test]
