@@ -165,7 +165,10 @@ fn tls_connector() -> tokio_rustls::TlsConnector {
 }
 
 /// Globally routable: not loopback, private, link-local, shared, unspecified,
-/// multicast, broadcast or documentation space (IPv4-mapped IPv6 included).
+/// multicast, broadcast or documentation space. IPv6 forms that carry an
+/// IPv4 address (mapped, compatible, NAT64's well-known prefix) are judged
+/// by it; 6to4, Teredo, local-use NAT64 and site-local are refused, since
+/// they can lead into private IPv4 space.
 pub fn is_public(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => {
@@ -186,13 +189,23 @@ pub fn is_public(ip: IpAddr) -> bool {
             if let Some(v4) = v6.to_ipv4_mapped() {
                 return is_public(IpAddr::V4(v4));
             }
-            let first = v6.segments()[0];
+            let s = v6.segments();
+            let last_32 = std::net::Ipv4Addr::from(u128::from(v6) as u32);
+            // ::a.b.c.d (IPv4-compatible) and 64:ff9b::a.b.c.d (NAT64).
+            if (s[..6] == [0; 6] && !v6.is_loopback() && !v6.is_unspecified()) || s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
+                return is_public(IpAddr::V4(last_32));
+            }
+            let first = s[0];
             !(v6.is_loopback()
                 || v6.is_unspecified()
                 || v6.is_multicast()
                 || (first & 0xfe00) == 0xfc00
                 || (first & 0xffc0) == 0xfe80
-                || first == 0x2001 && v6.segments()[1] == 0x0db8)
+                || (first & 0xffc0) == 0xfec0
+                || first == 0x2002
+                || (first == 0x2001 && s[1] == 0)
+                || (first == 0x64 && s[1] == 0xff9b && s[2] == 1)
+                || (first == 0x2001 && s[1] == 0x0db8))
         }
     }
 }
@@ -216,10 +229,18 @@ mod tests {
             "fe80::1",
             "::ffff:127.0.0.1",
             "::ffff:10.0.0.1",
+            "::127.0.0.1",
+            "::a9fe:a9fe",
+            "64:ff9b::a9fe:a9fe",
+            "64:ff9b::10.0.0.1",
+            "64:ff9b:1::1",
+            "2002:a9fe:a9fe::1",
+            "2001:0:4136:e378:8000:63bf:3fff:fdd2",
+            "fec0::1",
         ] {
             assert!(!is_public(ip.parse().unwrap()), "{ip}");
         }
-        for ip in ["8.8.8.8", "1.1.1.1", "2606:4700:4700::1111"] {
+        for ip in ["8.8.8.8", "1.1.1.1", "2606:4700:4700::1111", "64:ff9b::8.8.8.8", "::8.8.8.8"] {
             assert!(is_public(ip.parse().unwrap()), "{ip}");
         }
     }
