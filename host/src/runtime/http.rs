@@ -51,12 +51,22 @@ struct Denier {
     denials: Denials,
 }
 
+/// Denials kept (and logged) per call: a guest may try any number.
+const MAX_DENIALS: usize = 16;
+/// Longest denial kept: it names a guest's URL, which may be huge.
+const MAX_DENIAL: usize = 512;
+
 impl Denier {
-    fn deny(&self, what: String) -> HttpError {
-        tracing::warn!("sandbox: {what}");
+    fn deny(&self, mut what: String) -> HttpError {
+        if what.len() > MAX_DENIAL {
+            let cut = (0..=MAX_DENIAL).rev().find(|i| what.is_char_boundary(*i)).unwrap_or(0);
+            what.truncate(cut);
+            what.push_str("...");
+        }
         if let Ok(mut d) = self.denials.lock()
-            && d.len() < 16
+            && d.len() < MAX_DENIALS
         {
+            tracing::warn!("sandbox: {what}");
             d.push(what);
         }
         HttpError::HttpRequestDenied

@@ -437,7 +437,8 @@ impl<'a> Lease<'a> {
         for denial in self.pool.denials_of(inst, true) {
             message.push_str(&format!("; {denial}"));
         }
-        tracing::warn!("discarding a faulted instance: {message}");
+        // Debug-formatted: one line, whatever a guest put in its stderr or its names.
+        tracing::warn!("discarding a faulted instance: {message:?}");
         RuntimeError::Trap { message, partial }
     }
 }

@@ -165,8 +165,20 @@ impl HostState {
     }
 
     /// What the guest wrote to stderr (e.g. a panic message), lossily decoded.
+    /// Control characters are escaped: this goes into the host's log, where
+    /// a guest's newlines could forge lines of its own.
     pub(super) fn stderr_text(&self) -> String {
-        String::from_utf8_lossy(&self.stderr.contents()).trim().to_owned()
+        let bytes = self.stderr.contents();
+        let text = String::from_utf8_lossy(&bytes);
+        let mut out = String::with_capacity(text.len());
+        for c in text.trim().chars() {
+            if c.is_control() {
+                out.extend(c.escape_default());
+            } else {
+                out.push(c);
+            }
+        }
+        out
     }
 
     /// Forgets the previous call's partial state, denials and monitor.

@@ -9,6 +9,21 @@ use crate::runtime::bindings::types;
 use crate::runtime::bindings::words::WordsError;
 use crate::runtime::{CallError, RuntimeError};
 
+/// The longest message a status carries. Messages hold a guest's text (its
+/// errors, its stderr, keys of its values), which has no bound of its own;
+/// a status travels in HTTP/2 trailers, which clients cap (grpc-go at
+/// 16 MiB), so a huge one would reach the engine as a transport error.
+const MAX_MESSAGE: usize = 64 * 1024;
+
+/// `m`, cut to [`MAX_MESSAGE`] bytes at a character boundary.
+fn cap(m: String) -> String {
+    if m.len() <= MAX_MESSAGE {
+        return m;
+    }
+    let cut = (0..=MAX_MESSAGE).rev().find(|i| m.is_char_boundary(*i)).unwrap_or(0);
+    format!("{} [{} more bytes cut]", &m[..cut], m.len() - cut)
+}
+
 /// A request the host could not translate: the caller's fault.
 pub fn bad_request(e: ConvertError) -> Status {
     Status::invalid_argument(format!("malformed request: {e}"))
@@ -24,13 +39,13 @@ pub fn bad_response(e: ConvertError, effect: Effect) -> Status {
         | ConvertError::TooManyNodes { .. }
         | ConvertError::TooManyBytes { .. }
         | ConvertError::Words(WordsError::TooManyBytes { .. }) => {
-            let message = format!("the provider returned a value over the host's limits: {e}");
+            let message = cap(format!("the provider returned a value over the host's limits: {e}"));
             match effect {
                 Effect::Reads => Status::resource_exhausted(message),
                 Effect::Changes => Status::unknown(format!("{message}; the change itself may have taken effect")),
             }
         }
-        e => Status::internal(format!("the provider returned an invalid response: {e}")),
+        e => Status::internal(cap(format!("the provider returned an invalid response: {e}"))),
     }
 }
 
@@ -69,6 +84,7 @@ pub fn runtime(e: RuntimeError, o: WireOptions, effect: Effect) -> Status {
         }
         _ => (code, e.to_string()),
     };
+    let message = cap(message);
     match e.partial() {
         Some(p) => {
             let failure = types::InitFailure {
@@ -79,7 +95,7 @@ pub fn runtime(e: RuntimeError, o: WireOptions, effect: Effect) -> Status {
             };
             match init_failure(failure, o) {
                 Ok(detail) => with_detail(Code::Unknown, message, "ErrorResourceInitFailed", &detail),
-                Err(bad) => Status::new(code, format!("{message}; its partial state was invalid: {bad}")),
+                Err(bad) => Status::new(code, cap(format!("{message}; its partial state was invalid: {bad}"))),
             }
         }
         None => Status::new(code, message),
@@ -115,7 +131,7 @@ pub fn guest(e: types::Error, o: WireOptions, denials: &[String]) -> Status {
     if denials.is_empty() {
         return status;
     }
-    let message = format!("{}; {}", status.message(), denials.join("; "));
+    let message = cap(format!("{}; {}", status.message(), denials.join("; ")));
     // gRPC clients take the message from the details when there are any
     // (grpc-go does), so it must change there too.
     let details = match tonic_types::pb::Status::decode(status.details()) {
@@ -131,16 +147,16 @@ pub fn guest(e: types::Error, o: WireOptions, denials: &[String]) -> Status {
 fn guest_status(e: types::Error, o: WireOptions) -> Status {
     use types::Error as E;
     match e {
-        E::Unimplemented(m) => Status::unimplemented(m),
-        E::InvalidArgument(m) => Status::invalid_argument(m),
-        E::NotFound(m) => Status::not_found(m),
-        E::FailedPrecondition(m) => Status::failed_precondition(m),
-        E::Unavailable(m) => Status::unavailable(m),
-        E::Cancelled(m) => Status::cancelled(m),
-        E::Failed(m) => Status::unknown(m),
+        E::Unimplemented(m) => Status::unimplemented(cap(m)),
+        E::InvalidArgument(m) => Status::invalid_argument(cap(m)),
+        E::NotFound(m) => Status::not_found(cap(m)),
+        E::FailedPrecondition(m) => Status::failed_precondition(cap(m)),
+        E::Unavailable(m) => Status::unavailable(cap(m)),
+        E::Cancelled(m) => Status::cancelled(cap(m)),
+        E::Failed(m) => Status::unknown(cap(m)),
         E::MissingKeys(keys) => {
             let names: Vec<&str> = keys.iter().map(|k| k.name.as_str()).collect();
-            let message = format!("missing required configuration keys: {}", names.join(", "));
+            let message = cap(format!("missing required configuration keys: {}", names.join(", ")));
             let detail = pulumirpc::ConfigureErrorMissingKeys {
                 missing_keys: keys
                     .into_iter()
@@ -153,7 +169,7 @@ fn guest_status(e: types::Error, o: WireOptions) -> Status {
             with_detail(Code::InvalidArgument, message, "ConfigureErrorMissingKeys", &detail)
         }
         E::InitFailed(f) => {
-            let message = format!("resource {} created but failed to initialise: {}", f.id, f.reasons.join("; "));
+            let message = cap(format!("resource {} created but failed to initialise: {}", f.id, f.reasons.join("; ")));
             match init_failure(f, o) {
                 Ok(detail) => with_detail(Code::Unknown, message, "ErrorResourceInitFailed", &detail),
                 // It was created: whatever is wrong with its state, that stands.
@@ -180,6 +196,17 @@ mod tests {
 
         let plain = guest(types::Error::Failed("boom".into()), WireOptions::default(), &denials);
         assert!(plain.details().is_empty() && plain.message().starts_with("boom; missing grant"), "{plain:?}");
+    }
+
+    #[test]
+    fn a_guests_huge_message_is_cut() {
+        let huge = "é".repeat(100_000);
+        let s = guest(types::Error::Failed(huge.clone()), WireOptions::default(), std::slice::from_ref(&huge));
+        assert!(s.message().len() < MAX_MESSAGE + 40, "{}", s.message().len());
+        assert!(s.message().starts_with("éé") && s.message().ends_with(" more bytes cut]"));
+        let trap = RuntimeError::Trap { message: huge, partial: None };
+        assert!(runtime(trap, WireOptions::default(), Effect::Reads).message().len() < MAX_MESSAGE + 40);
+        assert_eq!(cap("short".into()), "short");
     }
 
     #[test]

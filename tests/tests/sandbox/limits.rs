@@ -86,6 +86,8 @@ async fn a_panic_mid_call_is_contained() {
     let (_engine, mut p) = hostile_with(&policy(30, None, "")).await;
     let s = refused(&mut p, "panic", json!({})).await;
     assert_status(&s, Code::Internal, &["crashed", "hostile was asked to panic"]);
+    // The guest's stderr (the panic's lines) is escaped: it goes into the host's log too.
+    assert!(s.message().contains("asked to panic\\nnote: "), "{}", s.message());
 }
 
 #[tokio::test]
