@@ -113,7 +113,9 @@ impl IntoWire for String {
         if self.len() > MAX_SCHEMA_BYTES {
             return Err(ConvertError::Response(format!("schema of {} bytes is too large", self.len())));
         }
-        serde_json::from_str::<serde_json::Value>(&self)
+        // Checked, not built: a tree of 64 MiB of small values would take
+        // over a gigabyte of the host's memory for nothing.
+        serde_json::from_str::<serde::de::IgnoredAny>(&self)
             .map_err(|e| ConvertError::Response(format!("schema is not valid JSON: {e}")))?;
         Ok(pb::GetSchemaResponse { schema: self })
     }
@@ -512,4 +514,20 @@ pub fn init_failure(f: types::InitFailure, o: WireOptions) -> Result<pb::ErrorRe
         inputs: f.inputs.map(|i| out(i, o)).transpose()?.flatten(),
         refresh_before_update: false,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_guests_schema_must_be_json_within_bounds() {
+        let ok = |s: &str| s.to_owned().into_wire(WireOptions::default());
+        assert_eq!(ok(r#"{"name": "p", "resources": {}}"#).expect("valid").schema, r#"{"name": "p", "resources": {}}"#);
+        assert!(ok(r#"{"name": "p"} trailing"#).is_err());
+        assert!(ok(&"[".repeat(100_000)).is_err(), "too deep: refused, not a stack overflow");
+        let big = format!("[{}0]", "0,".repeat(1 << 20));
+        assert!(ok(&big).is_ok(), "a long array is checked without building it");
+        assert!(ok(&" ".repeat(MAX_SCHEMA_BYTES + 1)).is_err());
+    }
 }
