@@ -119,12 +119,13 @@ async fn send(
         .map_err(|_| HttpError::HttpRequestUriInvalid)?;
 
     let response = if scheme == "https" {
-        let tls = tls_connector()
-            .connect(
-                rustls::pki_types::ServerName::try_from(host.clone()).map_err(|_| HttpError::HttpRequestUriInvalid)?,
-                tcp,
-            )
+        let name =
+            rustls::pki_types::ServerName::try_from(host.clone()).map_err(|_| HttpError::HttpRequestUriInvalid)?;
+        // The handshake is part of connecting: a server that accepts and
+        // then says nothing must not hold the call until its deadline.
+        let tls = tokio::time::timeout(connect_timeout, tls_connector().connect(name, tcp))
             .await
+            .map_err(|_| HttpError::ConnectionTimeout)?
             .map_err(|_| HttpError::TlsCertificateError)?;
         exchange(TokioIo::new(tls), req, connect_timeout, first_byte_timeout).await?
     } else {

@@ -170,6 +170,27 @@ async fn the_guests_http_timeouts_are_applied() {
     assert!(start.elapsed() < Duration::from_secs(8), "gave up after {:?}, not after 0.5 s", start.elapsed());
 }
 
+/// A server that accepts connections and never says a word: a TLS
+/// handshake with it must time out as connecting does.
+#[tokio::test]
+async fn a_silent_tls_server_times_out_as_a_connect() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let held = tokio::spawn(async move {
+        let mut open = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            open.push(socket);
+        }
+    });
+    let url = format!("https://127.0.0.1:{}", addr.port());
+    let (_engine, mut p) = hostile_with(&policy(30, None, &format!("http = [\"{url}\"]"))).await;
+    let start = Instant::now();
+    let s = refused(&mut p, "http", json!({"url": format!("{url}/"), "connectMs": 500})).await;
+    assert_status(&s, Code::Unavailable, &["timed out"]);
+    assert!(start.elapsed() < Duration::from_secs(8), "gave up after {:?}, not after 0.5 s", start.elapsed());
+    held.abort();
+}
+
 #[tokio::test]
 async fn a_redirect_to_an_ungranted_host_is_not_followed() {
     let granted = KvApi::start(None).await;
