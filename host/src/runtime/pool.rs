@@ -21,6 +21,10 @@ use super::ticker::EPOCH_TICK;
 
 /// Instances whose linear memory grew beyond this are not reused.
 const RECYCLE_ABOVE: usize = 64 << 20;
+/// Instances that keep more host handles than this past a call are not
+/// reused: what a handle holds (a socket, a request and its fields) lives
+/// in the host, outside the memory limit, and would pile up call by call.
+const RECYCLE_ABOVE_HANDLES: usize = 64;
 /// The most one call may copy out of the guest (a result, or a host call's
 /// arguments). wasmtime's default, set here so the error can name it.
 const MAX_COPY_OUT: usize = 128 << 20;
@@ -248,12 +252,18 @@ impl Pool {
     }
 
     /// Returns a healthy instance to the pool, unless its memory has grown
-    /// past [`RECYCLE_ABOVE`]: dropping it gives that memory back.
-    fn release(&self, inst: Instance) {
+    /// past [`RECYCLE_ABOVE`] or it keeps more than [`RECYCLE_ABOVE_HANDLES`]
+    /// host handles: dropping it gives that memory and those handles back.
+    fn release(&self, mut inst: Instance) {
         // Its permit goes back, and its waits do not carry over to the next call.
         inst.store.data().engine_wait.reset();
         if inst.store.data().limits.memory > RECYCLE_ABOVE {
             tracing::debug!("recycling an instance that grew to {} MiB", inst.store.data().limits.memory >> 20);
+            return;
+        }
+        let handles = inst.store.data_mut().handles();
+        if handles > RECYCLE_ABOVE_HANDLES {
+            tracing::debug!("recycling an instance that keeps {handles} host handles");
             return;
         }
         self.idle.lock().expect("pool lock").push(inst);

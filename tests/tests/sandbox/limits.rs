@@ -107,3 +107,26 @@ async fn randomness_is_served_in_one_call_and_bounded() {
     let s = refused(&mut p, "random", json!({"bytes": (1 << 20) + 1})).await;
     assert_status(&s, Code::Internal, &["crashed", "random bytes", "limit of 1048576"]);
 }
+
+/// Host handles a guest keeps past its calls (each may hold a socket or a
+/// request in the host, outside its memory limit) do not pile up: an
+/// instance that keeps many is not reused.
+#[tokio::test]
+async fn an_instance_that_keeps_many_host_handles_is_not_reused() {
+    let (_engine, p) = hostile_with(&policy(30, None, "")).await;
+    // One call at a time, so each lands on the instance the last one left.
+    let leak = |count: u32| {
+        let mut client = p.client.clone();
+        async move {
+            let r = client.invoke(invoke("hostile:index:leakHandles", json!({ "count": count }))).await.unwrap();
+            from_struct(r.into_inner().r#return.as_ref())["kept"].as_f64().expect("kept")
+        }
+    };
+    // A few are kept along: the instance goes on.
+    assert_eq!(leak(10).await, 10.0);
+    assert_eq!(leak(0).await, 10.0);
+    // Thousands: the next call starts on a fresh instance.
+    assert_eq!(leak(2000).await, 2010.0);
+    assert_eq!(leak(0).await, 0.0);
+    ok_call(&p, "after recycling").await;
+}

@@ -18,6 +18,7 @@
 //! | `held` | `asset`, `read` | whether a text asset's text arrived held (in the host); with `read`, reads it; returns `held`, `length`, `head`, and the asset as it came, twice (`asset`, `again`) |
 //! | `keepHeld` | `asset` | keeps a text asset's text, unread, past the call |
 //! | `readKept` | | reads the text `keepHeld` kept: a held text from an earlier call |
+//! | `leakHandles` | `count` | keeps `count` more host handles (clock pollables) past the call; returns how many this instance keeps (`kept`) |
 //! | `ok` | `sleepMs` | a normal quick call: `{"ok": true}` |
 //!
 //! `huge` and `malformed` bypass the SDK's adapter: this crate implements the
@@ -115,6 +116,22 @@ fn random_bytes(asked: u64) -> Result<Vec<u8>> {
 #[cfg(not(all(target_os = "wasi", target_env = "p2")))]
 fn random_bytes(_asked: u64) -> Result<Vec<u8>> {
     Err(Error::Unimplemented("wasi:random is asked only in a component".into()))
+}
+
+/// Handles this instance keeps past its calls (the host must not let them pile up).
+static LEAKED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+#[cfg(all(target_os = "wasi", target_env = "p2"))]
+fn leak_handles(count: usize) -> usize {
+    for _ in 0..count {
+        std::mem::forget(wasip2::clocks::monotonic_clock::subscribe_duration(1));
+    }
+    LEAKED.fetch_add(count, std::sync::atomic::Ordering::Relaxed) + count
+}
+
+#[cfg(not(all(target_os = "wasi", target_env = "p2")))]
+fn leak_handles(count: usize) -> usize {
+    LEAKED.fetch_add(count, std::sync::atomic::Ordering::Relaxed) + count
 }
 
 fn socket_attack(args: &PropertyMap) -> Result<InvokeResponse> {
@@ -218,6 +235,7 @@ impl Provider for Hostile {
                 })
             }
             "socket" => socket_attack(args),
+            "leakHandles" => out(props! { "kept" => leak_handles(arg_num(args, "count", 0.0) as usize) as f64 }),
             "random" => {
                 let bytes = random_bytes(arg_num(args, "bytes", 0.0) as u64)?;
                 let distinct = bytes.iter().collect::<std::collections::BTreeSet<_>>().len();
