@@ -13,14 +13,59 @@ use std::time::Duration;
 
 use http_body_util::BodyExt;
 use tokio::net::TcpStream;
+use wasmtime::StoreContextMut;
+use wasmtime::component::{Linker, Resource};
+use wasmtime_wasi_http::WasiHttpView;
 use wasmtime_wasi_http::io::TokioIo;
 use wasmtime_wasi_http::{Error as HttpError, RequestOptions, WasiBody, WasiHttpHooks};
 
 use super::policy::HttpGrant;
+use super::state::HostState;
 
 /// Longest any phase of a request may take, whatever the guest asks for.
 const MAX_TIMEOUT: Duration = Duration::from_secs(120);
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Longest authority (`host:port`) and method a guest may set on a request.
+/// wasmtime-wasi-http keeps both as given, with no bound of their own, in
+/// the host, where up to 10,000 requests of 128 MiB each would fit in one
+/// call. A DNS name is at most 253 bytes; methods are short words.
+const MAX_AUTHORITY: usize = 1024;
+const MAX_METHOD: usize = 64;
+
+/// Replaces wasmtime-wasi-http's setters of a request's authority and method
+/// with ones that refuse longer values first, as invalid ones (the answer
+/// the guest gets for any authority or method it may not set).
+pub(super) fn bound_request_fields(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
+    use wasmtime_wasi_http::p2::bindings::http::types::{HostOutgoingRequest as Setters, Method};
+    use wasmtime_wasi_http::p2::types::HostOutgoingRequest as Request;
+    linker.allow_shadowing(true);
+    let mut types = linker.instance(HTTP_TYPES)?;
+    types.func_wrap(
+        "[method]outgoing-request.set-authority",
+        |mut store: StoreContextMut<'_, HostState>, (req, authority): (Resource<Request>, Option<String>)| {
+            if authority.as_ref().is_some_and(|a| a.len() > MAX_AUTHORITY) {
+                return Ok((Err(()),));
+            }
+            Setters::set_authority(&mut store.data_mut().http(), req, authority).map(|r| (r,))
+        },
+    )?;
+    types.func_wrap(
+        "[method]outgoing-request.set-method",
+        |mut store: StoreContextMut<'_, HostState>, (req, method): (Resource<Request>, Method)| {
+            if matches!(&method, Method::Other(m) if m.len() > MAX_METHOD) {
+                return Ok((Err(()),));
+            }
+            Setters::set_method(&mut store.data_mut().http(), req, method).map(|r| (r,))
+        },
+    )?;
+    linker.allow_shadowing(false);
+    Ok(())
+}
+
+/// The name wasmtime-wasi-http defines its types under (a component's import
+/// of any 0.2.x version resolves to it).
+const HTTP_TYPES: &str = "wasi:http/types@0.2.12";
 
 /// Denials seen during a call, so the error can name the missing grant.
 pub type Denials = Arc<Mutex<Vec<String>>>;

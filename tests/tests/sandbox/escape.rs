@@ -235,3 +235,16 @@ async fn sockets_cannot_be_opened() {
     assert_eq!(accepted.load(Ordering::Relaxed), 0, "no connection reached the listener");
     acceptor.abort();
 }
+
+/// wasi:http keeps a request's authority and method in the host: long ones
+/// are refused before they are kept (no grant is needed to make requests
+/// that are never sent).
+#[tokio::test]
+async fn long_authorities_and_methods_are_refused() {
+    let (_engine, mut p) = hostile_with(&policy(30, None, "")).await;
+    let short = contained(&mut p, "setAuthority", json!({"length": 64, "method": "PROPFIND"})).await.unwrap();
+    assert_eq!(short, json!({"authority": true, "method": true}));
+    let long = json!({"length": 8 << 20, "method": "X".repeat(4096)});
+    let long = contained(&mut p, "setAuthority", long).await.unwrap();
+    assert_eq!(long, json!({"authority": false, "method": false}));
+}

@@ -19,6 +19,7 @@
 //! | `keepHeld` | `asset` | keeps a text asset's text, unread, past the call |
 //! | `readKept` | | reads the text `keepHeld` kept: a held text from an earlier call |
 //! | `leakHandles` | `count` | keeps `count` more host handles (clock pollables) past the call; returns how many this instance keeps (`kept`) |
+//! | `setAuthority` | `length`, `method` | sets an outgoing request's authority to `length` bytes (and its method to `method`, if given), sending nothing; returns `authority` and `method`: whether each was taken |
 //! | `ok` | `sleepMs` | a normal quick call: `{"ok": true}` |
 //!
 //! `huge` and `malformed` bypass the SDK's adapter: this crate implements the
@@ -129,6 +130,22 @@ fn leak_handles(count: usize) -> usize {
     LEAKED.fetch_add(count, std::sync::atomic::Ordering::Relaxed) + count
 }
 
+/// Whether the host takes an authority of `length` bytes, and `method`.
+#[cfg(all(target_os = "wasi", target_env = "p2"))]
+fn set_authority(length: usize, method: &str) -> (bool, bool) {
+    use wasip2::http::types::{Fields, Method, OutgoingRequest};
+    let request = OutgoingRequest::new(Fields::new());
+    let authority = "a".repeat(length.saturating_sub(3)) + ":80";
+    let took_authority = request.set_authority(Some(&authority)).is_ok();
+    let took_method = method.is_empty() || request.set_method(&Method::Other(method.to_owned())).is_ok();
+    (took_authority, took_method)
+}
+
+#[cfg(not(all(target_os = "wasi", target_env = "p2")))]
+fn set_authority(_: usize, _: &str) -> (bool, bool) {
+    (false, false)
+}
+
 #[cfg(not(all(target_os = "wasi", target_env = "p2")))]
 fn leak_handles(count: usize) -> usize {
     LEAKED.fetch_add(count, std::sync::atomic::Ordering::Relaxed) + count
@@ -235,6 +252,11 @@ impl Provider for Hostile {
                 })
             }
             "socket" => socket_attack(args),
+            "setAuthority" => {
+                let method = args.get("method").and_then(Value::as_str).unwrap_or("");
+                let (authority, method) = set_authority(arg_num(args, "length", 11.0) as usize, method);
+                out(props! { "authority" => authority, "method" => method })
+            }
             "leakHandles" => out(props! { "kept" => leak_handles(arg_num(args, "count", 0.0) as usize) as f64 }),
             "random" => {
                 let bytes = random_bytes(arg_num(args, "bytes", 0.0) as u64)?;
