@@ -8,10 +8,13 @@
 //! why this is written here.
 
 use std::net::{IpAddr, SocketAddr};
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use http_body_util::BodyExt;
+use hyper::body::{Body, Frame, SizeHint};
 use tokio::net::TcpStream;
 use wasmtime::StoreContextMut;
 use wasmtime::component::{Linker, Resource};
@@ -140,6 +143,7 @@ async fn send(
     };
     let connect_timeout = timeout(|o| o.connect_timeout);
     let first_byte_timeout = timeout(|o| o.first_byte_timeout);
+    let between_bytes = timeout(|o| o.between_bytes_timeout);
 
     let addrs: Vec<SocketAddr> = tokio::time::timeout(connect_timeout, tokio::net::lookup_host((host.as_str(), port)))
         .await
@@ -172,9 +176,9 @@ async fn send(
             .await
             .map_err(|_| HttpError::ConnectionTimeout)?
             .map_err(|_| HttpError::TlsCertificateError)?;
-        exchange(TokioIo::new(tls), req, connect_timeout, first_byte_timeout).await?
+        exchange(TokioIo::new(tls), req, connect_timeout, first_byte_timeout, between_bytes).await?
     } else {
-        exchange(TokioIo::new(tcp), req, connect_timeout, first_byte_timeout).await?
+        exchange(TokioIo::new(tcp), req, connect_timeout, first_byte_timeout, between_bytes).await?
     };
     Ok((response, Box::new(async { Ok(()) })))
 }
@@ -185,6 +189,7 @@ async fn exchange<S>(
     req: http::Request<WasiBody>,
     connect_timeout: Duration,
     first_byte_timeout: Duration,
+    between_bytes: Duration,
 ) -> Result<http::Response<WasiBody>, HttpError>
 where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static,
@@ -202,7 +207,52 @@ where
         .await
         .map_err(|_| HttpError::ConnectionReadTimeout)?
         .map_err(HttpError::from)?;
-    Ok(res.map(|body| body.map_err(HttpError::from).boxed_unsync()))
+    Ok(res.map(|body| Gaps::new(body.map_err(HttpError::from), between_bytes).boxed_unsync()))
+}
+
+/// A response body that fails once `gap` passes without a frame: a server
+/// that sends its headers and then stalls must not hold the call until its
+/// deadline. Written here: http-body-util has no such wrapper.
+struct Gaps<B> {
+    body: B,
+    gap: Duration,
+    timer: Pin<Box<tokio::time::Sleep>>,
+}
+
+impl<B> Gaps<B> {
+    fn new(body: B, gap: Duration) -> Self {
+        Gaps { body, gap, timer: Box::pin(tokio::time::sleep(gap)) }
+    }
+}
+
+impl<B: Body<Error = HttpError> + Unpin> Body for Gaps<B> {
+    type Data = B::Data;
+    type Error = HttpError;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Self::Data>, HttpError>>> {
+        match Pin::new(&mut self.body).poll_frame(cx) {
+            Poll::Ready(frame) => {
+                let next = tokio::time::Instant::now() + self.gap;
+                self.timer.as_mut().reset(next);
+                Poll::Ready(frame)
+            }
+            Poll::Pending => match self.timer.as_mut().poll(cx) {
+                Poll::Ready(()) => Poll::Ready(Some(Err(HttpError::ConnectionReadTimeout))),
+                Poll::Pending => Poll::Pending,
+            },
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
 }
 
 fn tls_connector() -> tokio_rustls::TlsConnector {

@@ -191,6 +191,31 @@ async fn a_silent_tls_server_times_out_as_a_connect() {
     held.abort();
 }
 
+/// A server that sends its headers and part of the body, then stalls: the
+/// guest's between-bytes timeout ends the read.
+#[tokio::test]
+async fn a_stalled_body_times_out_between_bytes() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let held = tokio::spawn(async move {
+        let mut open = Vec::new();
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let mut request = [0u8; 4096];
+            let _ = socket.read(&mut request).await;
+            let _ = socket.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\nabc").await;
+            open.push(socket);
+        }
+    });
+    let url = format!("http://127.0.0.1:{}", addr.port());
+    let (_engine, mut p) = hostile_with(&policy(30, None, &format!("http = [\"{url}\"]"))).await;
+    let start = Instant::now();
+    let s = refused(&mut p, "http", json!({"url": format!("{url}/"), "betweenBytesMs": 500})).await;
+    assert_ne!(s.code(), Code::DeadlineExceeded, "{s:?}");
+    assert!(start.elapsed() < Duration::from_secs(8), "gave up after {:?}, not after 0.5 s", start.elapsed());
+    held.abort();
+}
+
 #[tokio::test]
 async fn a_redirect_to_an_ungranted_host_is_not_followed() {
     let granted = KvApi::start(None).await;

@@ -9,7 +9,7 @@
 //! | `readOutside` | `path` | reads a file; returns `content` |
 //! | `writeReadOnly` | `path`, `op` | `write` (default), `append`, `remove`, `mkdir` or `rename` a path |
 //! | `env` | `name` | whether the variable is visible, and every name that is |
-//! | `http` | `url`, `follow`, `method`, `firstByteMs`, `connectMs` | a request through the SDK client; returns `status`, `body`, `location` |
+//! | `http` | `url`, `follow`, `method`, `firstByteMs`, `connectMs`, `betweenBytesMs` | a request through the SDK client; returns `status`, `body`, `location` |
 //! | `socket` | `addr`, `kind` | `tcp` connect (default), `udp` send, or a `dns` lookup |
 //! | `huge` | `mb`, `shape` | returns a huge value: one `string` of `mb` MiB (default 600), or that many bytes of `nodes` |
 //! | `malformed` | `kind` | returns a malformed WIT value (see [`malformed`]) |
@@ -239,6 +239,9 @@ impl Provider for Hostile {
                 }
                 if let Some(ms) = args.get("connectMs").and_then(Value::as_f64) {
                     request = request.connect_timeout(std::time::Duration::from_millis(ms as u64));
+                }
+                if let Some(ms) = args.get("betweenBytesMs").and_then(Value::as_f64) {
+                    request = request.between_bytes_timeout(std::time::Duration::from_millis(ms as u64));
                 }
                 if method != http::Method::Get {
                     request = request.body("hostile");
