@@ -210,18 +210,21 @@ where
     Ok(res.map(|body| Gaps::new(body.map_err(HttpError::from), between_bytes).boxed_unsync()))
 }
 
-/// A response body that fails once `gap` passes without a frame: a server
-/// that sends its headers and then stalls must not hold the call until its
-/// deadline. Written here: http-body-util has no such wrapper.
+/// A response body that fails once the guest has waited `gap` for its next
+/// frame: a server that sends its headers and then stalls must not hold the
+/// call until its deadline. The wait counts from the first poll that finds
+/// nothing, so time the guest spends elsewhere is not the server's.
+/// Written here: http-body-util has no such wrapper.
 struct Gaps<B> {
     body: B,
     gap: Duration,
     timer: Pin<Box<tokio::time::Sleep>>,
+    waiting: bool,
 }
 
 impl<B> Gaps<B> {
     fn new(body: B, gap: Duration) -> Self {
-        Gaps { body, gap, timer: Box::pin(tokio::time::sleep(gap)) }
+        Gaps { body, gap, timer: Box::pin(tokio::time::sleep(gap)), waiting: false }
     }
 }
 
@@ -235,14 +238,20 @@ impl<B: Body<Error = HttpError> + Unpin> Body for Gaps<B> {
     ) -> Poll<Option<Result<Frame<Self::Data>, HttpError>>> {
         match Pin::new(&mut self.body).poll_frame(cx) {
             Poll::Ready(frame) => {
-                let next = tokio::time::Instant::now() + self.gap;
-                self.timer.as_mut().reset(next);
+                self.waiting = false;
                 Poll::Ready(frame)
             }
-            Poll::Pending => match self.timer.as_mut().poll(cx) {
-                Poll::Ready(()) => Poll::Ready(Some(Err(HttpError::ConnectionReadTimeout))),
-                Poll::Pending => Poll::Pending,
-            },
+            Poll::Pending => {
+                if !self.waiting {
+                    self.waiting = true;
+                    let until = tokio::time::Instant::now() + self.gap;
+                    self.timer.as_mut().reset(until);
+                }
+                match self.timer.as_mut().poll(cx) {
+                    Poll::Ready(()) => Poll::Ready(Some(Err(HttpError::ConnectionReadTimeout))),
+                    Poll::Pending => Poll::Pending,
+                }
+            }
         }
     }
 
