@@ -164,12 +164,12 @@ impl HostState {
         }
     }
 
-    /// What the guest wrote to stderr (e.g. a panic message), lossily decoded.
     /// How many host handles (resources) the guest holds.
     pub(super) fn handles(&mut self) -> usize {
         self.table.iter_mut().count()
     }
 
+    /// What the guest wrote to stderr (e.g. a panic message), lossily decoded.
     /// Control characters are escaped: this goes into the host's log, where
     /// a guest's newlines could forge lines of its own.
     pub(super) fn stderr_text(&self) -> String {
