@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use super::GenericError;
 use super::param::Pinned;
+use crate::runtime::MAX_COMPONENT_BYTES;
 use crate::store::{self, PackageSpec, Store};
 
 /// A component's bytes, their digest, and how to find them again.
@@ -47,14 +48,12 @@ fn kind(source: &str) -> Kind {
 pub async fn fetch(source: &str, store: &Store) -> Result<Fetched, GenericError> {
     match kind(source) {
         Kind::Path(path) => {
-            let wasm = blocking(move || {
-                std::fs::read(&path)
-                    .map(|w| (w, path.canonicalize().unwrap_or(path.clone())))
-                    .map_err(|e| GenericError::Source(format!("reading {}: {e}", path.display())))
+            let (wasm, digest, path) = blocking(move || {
+                let wasm = read_component(&path)?;
+                let digest = store::digest(&wasm);
+                Ok((wasm, digest, path.canonicalize().unwrap_or(path)))
             })
             .await?;
-            let (wasm, path) = wasm;
-            let digest = store::digest(&wasm);
             Ok(Fetched { wasm: wasm.into(), digest, source: path.display().to_string(), in_store: false })
         }
         Kind::Store(spec) => {
@@ -83,12 +82,11 @@ pub async fn fetch_pinned(pinned: &Pinned, store: &Store) -> Result<Fetched, Gen
     let hex = pinned.digest.trim_start_matches("sha256:").to_owned();
     let cached = {
         let (store, hex) = (store.clone(), hex.clone());
-        blocking(move || Ok(store.read_blob(&hex))).await?
+        // The store checks a blob against its digest as it reads it.
+        blocking(move || Ok(store.read_blob(&hex).map(|wasm| (wasm, hex)))).await?
     };
     let fetched = match cached {
-        Ok(wasm) => {
-            Fetched { digest: store::digest(&wasm), wasm: wasm.into(), source: pinned.source.clone(), in_store: true }
-        }
+        Ok((wasm, digest)) => Fetched { digest, wasm: wasm.into(), source: pinned.source.clone(), in_store: true },
         Err(e) => {
             tracing::debug!("sha256:{hex} is not in the store ({e}); fetching {}", pinned.source);
             fetch(&pinned.source, store).await.map_err(|e| {
@@ -121,8 +119,51 @@ pub async fn cache(wasm: Arc<[u8]>, store: &Store) {
     }
 }
 
+/// A component file: a regular file no larger than the host loads, read
+/// whole (not a device or a pipe, which a path in a Parameterize value could
+/// name: `/dev/zero` would never end, a FIFO would never answer).
+fn read_component(path: &Path) -> Result<Vec<u8>, GenericError> {
+    use std::io::Read;
+    let failed = |e: &dyn std::fmt::Display| GenericError::Source(format!("reading {}: {e}", path.display()));
+    let file = std::fs::File::open(path).map_err(|e| failed(&e))?;
+    let meta = file.metadata().map_err(|e| failed(&e))?;
+    if !meta.is_file() {
+        return Err(failed(&"not a regular file"));
+    }
+    if meta.len() > MAX_COMPONENT_BYTES as u64 {
+        return Err(failed(&format!("{} bytes is over the {MAX_COMPONENT_BYTES}-byte limit", meta.len())));
+    }
+    let mut wasm = Vec::with_capacity(meta.len() as usize);
+    // Bounded again while reading: the file may grow meanwhile.
+    file.take(MAX_COMPONENT_BYTES as u64 + 1).read_to_end(&mut wasm).map_err(|e| failed(&e))?;
+    if wasm.len() > MAX_COMPONENT_BYTES {
+        return Err(failed(&format!("it grew over the {MAX_COMPONENT_BYTES}-byte limit while read")));
+    }
+    Ok(wasm)
+}
+
 async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, GenericError> + Send + 'static,
 ) -> Result<T, GenericError> {
     tokio::task::spawn_blocking(f).await.map_err(|e| GenericError::Source(format!("reading the component: {e}")))?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_regular_files_within_the_limit_are_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let small = dir.path().join("small.wasm");
+        std::fs::write(&small, b"\0asm").unwrap();
+        assert_eq!(read_component(&small).unwrap(), b"\0asm");
+        // Sparse: as large as it says, without the bytes.
+        let big = dir.path().join("big.wasm");
+        std::fs::File::create(&big).unwrap().set_len(MAX_COMPONENT_BYTES as u64 + 1).unwrap();
+        assert!(read_component(&big).unwrap_err().to_string().contains("over the"));
+        assert!(read_component(dir.path()).is_err(), "a directory");
+        #[cfg(unix)]
+        assert!(read_component(Path::new("/dev/zero")).unwrap_err().to_string().contains("not a regular file"));
+    }
 }

@@ -20,7 +20,7 @@ mod ticker;
 pub use backend::{Backend, CallError, CallResult};
 pub use cache::{ArtifactCache, KnownFile, SeenFile};
 pub use deferred::Deferred;
-pub use engine::{LoadedProvider, Runtime, RuntimeConfig};
+pub use engine::{LoadedProvider, MAX_COMPONENT_BYTES, Runtime, RuntimeConfig};
 pub use http::is_public;
 pub use logs::{GuestLog, LOG_CHANNEL, LogQueue, LogSeverity};
 pub use monitor::{MonitorConnector, MonitorResult, Monitors, ResourceMonitor};
