@@ -236,7 +236,7 @@ impl GenericProvider {
             None => (parameter.component.name.clone(), parameter.component.version.clone(), false),
         };
         Version::parse(&version).map_err(|e| GenericError::Guest(format!("package version {version:?}: {e}")))?;
-        let value = parameter.encode();
+        let value = parameter.encode()?;
         let mut subs = self.subs.write().expect("subs lock");
         if let Some(existing) = subs.iter().find(|s| s.name == name) {
             if existing.value == value {

@@ -91,8 +91,10 @@ pub struct GuestParameter {
 pub const FORMAT: u32 = 1;
 
 impl Parameter {
-    pub fn encode(&self) -> Vec<u8> {
-        serde_json::to_vec(self).expect("a parameter always serializes")
+    /// Fails only for what JSON cannot hold, e.g. a granted directory whose
+    /// path is not UTF-8.
+    pub fn encode(&self) -> Result<Vec<u8>, GenericError> {
+        serde_json::to_vec(self).map_err(|e| GenericError::Value(format!("cannot record the parameter: {e}")))
     }
 
     pub fn decode(bytes: &[u8]) -> Result<Parameter, GenericError> {

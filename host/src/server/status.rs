@@ -26,7 +26,7 @@ fn cap(m: String) -> String {
 
 /// A request the host could not translate: the caller's fault.
 pub fn bad_request(e: ConvertError) -> Status {
-    Status::invalid_argument(format!("malformed request: {e}"))
+    Status::invalid_argument(cap(format!("malformed request: {e}")))
 }
 
 /// A response the guest got wrong: the provider's fault. A value over the
