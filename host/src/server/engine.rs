@@ -81,6 +81,8 @@ impl EngineLink {
 
 /// How long [`EngineLink::flush_logs`] waits: well inside the engine's 5 s before SIGKILL.
 const LOG_FLUSH: Duration = Duration::from_secs(1);
+/// How long the engine may take to answer a health check before it counts as gone.
+const HEALTH_TIMEOUT: Duration = Duration::from_secs(60);
 
 impl EngineLink {
     /// Resolves once the engine stops answering its health service, checked
@@ -102,9 +104,19 @@ impl EngineLink {
                     }
                 }
                 let Some((_, health)) = client.as_mut() else { continue };
-                match health.check(HealthCheckRequest::default()).await {
-                    Err(e) if e.code() != Code::Unimplemented => {
+                // An engine that does not answer for a while is as gone as
+                // one that refuses: an address that accepts and then says
+                // nothing must not keep this check waiting forever.
+                let answer = tokio::time::timeout(HEALTH_TIMEOUT, health.check(HealthCheckRequest::default())).await;
+                match answer {
+                    Ok(Err(e)) if e.code() != Code::Unimplemented => {
                         tracing::warn!("the engine at {current} is gone ({}); shutting down", e.message());
+                        return;
+                    }
+                    Err(_) => {
+                        tracing::warn!(
+                            "the engine at {current} has not answered for {HEALTH_TIMEOUT:?}; shutting down"
+                        );
                         return;
                     }
                     _ => {}

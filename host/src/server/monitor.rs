@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures::future::BoxFuture;
 use prost_types::value::Kind;
@@ -21,6 +22,12 @@ use crate::convert::value::{
 use crate::runtime::bindings::latest::pulumi::provider::monitor as m;
 use crate::runtime::bindings::{rp, types};
 use crate::runtime::{MonitorConnector, MonitorResult, Monitors, ResourceMonitor};
+
+/// How long connecting to the monitor may take: the wait on the monitor is
+/// not counted against the call's deadline, so it needs its own bound.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+/// The engine's own limit on a gRPC message.
+const MAX_MESSAGE: usize = 400 << 20;
 
 /// What a runtime needs to give `construct` and `call` their monitor
 /// (`RuntimeConfig::monitors`).
@@ -66,11 +73,12 @@ impl GrpcMonitor {
         };
         let channel = Endpoint::from_shared(url.clone())
             .map_err(|e| unreachable(&e))?
+            .connect_timeout(CONNECT_TIMEOUT)
             .connect()
             .await
             .map_err(|e| unreachable(&e))?;
         tracing::debug!(endpoint = %self.endpoint, dry_run = self.dry_run, "connected to the resource monitor");
-        Ok(ResourceMonitorClient::new(channel).max_decoding_message_size(usize::MAX))
+        Ok(ResourceMonitorClient::new(channel).max_decoding_message_size(MAX_MESSAGE))
     }
 }
 
