@@ -125,6 +125,11 @@ impl ArtifactCache {
     pub fn known_file(&self, path: &Path) -> Option<KnownFile> {
         let record = std::fs::read(self.record_path(path)?).ok()?;
         let known: KnownFile = serde_json::from_slice(&record).ok()?;
+        // The digest names the artifact's file: nothing but a SHA-256 in hex.
+        let hex = known.digest.len() == 64 && known.digest.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+        if !hex {
+            return None;
+        }
         let now = FileIdentity::of(&std::fs::metadata(path).ok()?)?;
         (known.identity == now && known.identity.settled_before(known.checked_at_ns)).then_some(known)
     }
@@ -296,13 +301,16 @@ mod tests {
         // Hashed within a millisecond of its last change: a later write could share its timestamps.
         let seen = SeenFile::stat(&file).unwrap();
         let racy = SeenFile { checked_at_ns: seen.identity.ctime_ns + 1_000_000, ..seen.clone() };
-        cache.remember_file(&file, &racy, facts("d1"));
+        let d1 = "d1".repeat(32);
+        cache.remember_file(&file, &racy, facts(&d1));
         assert!(cache.known_file(&file).is_none(), "a file changed just before its record is not trusted");
 
         // As if recorded well after the file's last change.
         let settled = SeenFile { checked_at_ns: seen.identity.ctime_ns + 2 * SETTLED_COARSE.as_nanos() as i64, ..seen };
-        cache.remember_file(&file, &settled, facts("d1"));
-        assert_eq!(cache.known_file(&file).unwrap().digest, "d1");
+        cache.remember_file(&file, &settled, facts("../../elsewhere"));
+        assert!(cache.known_file(&file).is_none(), "a digest that is not hex names no artifact");
+        cache.remember_file(&file, &settled, facts(&d1));
+        assert_eq!(cache.known_file(&file).unwrap().digest, d1);
 
         // Same size, new content and timestamps: the record no longer applies.
         std::fs::write(&file, b"other").unwrap();
