@@ -1,16 +1,22 @@
 //! Wire -> WIT: a value from the engine, decoded by prost, into the host's
-//! tree and then words. Depth is bounded and the walk uses an explicit
-//! stack; nodes come out in pre-order.
+//! tree and then words. Depth and node count are bounded (as a guest's
+//! values are) and the walk uses an explicit stack; nodes come out in
+//! pre-order.
 
 use super::*;
 
 /// A property map from the wire. The root is always an object node.
 pub fn struct_into_wit(s: Struct) -> Result<Words, ConvertError> {
-    let mut d = Decoder::new(Limits::default().max_depth);
+    struct_into_wit_within(s, Limits::default())
+}
+
+/// [`struct_into_wit`] within `limits` (depth and nodes).
+pub(super) fn struct_into_wit_within(s: Struct, limits: Limits) -> Result<Words, ConvertError> {
+    let mut d = Decoder::new(limits);
     d.reserve(s.fields.len());
     d.nodes.push(Node::Null);
     d.parent.push(NONE);
-    d.nodes[0] = d.object(s, 0, 0);
+    d.nodes[0] = d.object(s, 0, 0).map_err(|fault| d.error(fault, 0))?;
     d.run().map(words::pack)
 }
 
@@ -31,7 +37,7 @@ pub fn opt_struct_to_wit(s: Option<&Struct>) -> Result<Words, ConvertError> {
 
 /// A single value from the wire. `kind: None` is null.
 pub fn value_into_wit(v: WireValue) -> Result<Words, ConvertError> {
-    let mut d = Decoder::new(Limits::default().max_depth);
+    let mut d = Decoder::new(Limits::default());
     d.push(v, NONE, 0, 0, false);
     d.run().map(words::pack)
 }
@@ -48,6 +54,7 @@ enum Fault {
     Base64(base64::DecodeError),
     Member(&'static str),
     TooDeep,
+    TooMany(usize),
 }
 
 fn missing(what: &'static str, field: &str) -> Fault {
@@ -85,18 +92,20 @@ struct Decoder {
     fields: Vec<(Span, u32)>,
     stack: Vec<Task>,
     max_depth: usize,
+    max_nodes: usize,
 }
 
 impl Decoder {
-    fn new(max_depth: usize) -> Self {
+    fn new(limits: Limits) -> Self {
         Decoder {
+            max_nodes: limits.max_nodes,
             nodes: Vec::new(),
             parent: Vec::new(),
             text: String::new(),
             items: Vec::new(),
             fields: Vec::new(),
             stack: Vec::new(),
-            max_depth,
+            max_depth: limits.max_depth,
         }
     }
 
@@ -153,17 +162,7 @@ impl Decoder {
             let decoded = if t.depth > self.max_depth { Err(Fault::TooDeep) } else { self.decode(t, idx) };
             match decoded {
                 Ok(node) => self.nodes[idx as usize] = node,
-                Err(fault) => {
-                    let bufs = Buffers { text: &self.text, items: &self.items, fields: &self.fields };
-                    let path = bufs.path_of(&self.nodes, &self.parent, idx);
-                    return Err(match fault {
-                        Fault::Malformed(what, reason) => ConvertError::Malformed { path, what, reason },
-                        Fault::Signature(signature) => ConvertError::UnrecognizedSignature { path, signature },
-                        Fault::Base64(source) => ConvertError::InvalidBase64 { path, source },
-                        Fault::Member(found) => ConvertError::ArchiveMember { path, found },
-                        Fault::TooDeep => ConvertError::TooDeep { path, max: self.max_depth },
-                    });
-                }
+                Err(fault) => return Err(self.error(fault, idx)),
             }
         }
         for (buffer, len) in [("text", self.text.len()), ("items", self.items.len()), ("fields", self.fields.len())] {
@@ -172,6 +171,20 @@ impl Decoder {
             }
         }
         Ok(Value { nodes: self.nodes, items: self.items, fields: self.fields, text: self.text })
+    }
+
+    /// `fault` of node `idx`, with its path.
+    fn error(&self, fault: Fault, idx: u32) -> ConvertError {
+        let bufs = Buffers { text: &self.text, items: &self.items, fields: &self.fields };
+        let path = bufs.path_of(&self.nodes, &self.parent, idx);
+        match fault {
+            Fault::Malformed(what, reason) => ConvertError::Malformed { path, what, reason },
+            Fault::Signature(signature) => ConvertError::UnrecognizedSignature { path, signature },
+            Fault::Base64(source) => ConvertError::InvalidBase64 { path, source },
+            Fault::Member(found) => ConvertError::ArchiveMember { path, found },
+            Fault::TooDeep => ConvertError::TooDeep { path, max: self.max_depth },
+            Fault::TooMany(count) => ConvertError::TooManyNodes { count, max: self.max_nodes },
+        }
     }
 
     fn decode(&mut self, t: Task, idx: u32) -> Result<Node, Fault> {
@@ -185,6 +198,7 @@ impl Decoder {
                 None => Node::String(self.str(s)),
             },
             Some(Kind::ListValue(l)) => {
+                self.room_for(l.values.len())?;
                 let start = self.items.len();
                 self.items.resize(start + l.values.len(), 0);
                 for (slot, v) in l.values.into_iter().enumerate().rev() {
@@ -193,7 +207,7 @@ impl Decoder {
                 Node::Array(span(start, self.items.len()))
             }
             Some(Kind::StructValue(mut s)) => match s.fields.remove(sig::KEY) {
-                None => self.object(s, idx, depth),
+                None => self.object(s, idx, depth)?,
                 Some(signature) => self.special(s, signature, idx, depth)?,
             },
         };
@@ -203,9 +217,24 @@ impl Decoder {
         Ok(node)
     }
 
+    /// Checks that `more` children fit the node limit, before any is kept:
+    /// counted with those built and those waiting, so a value of many small
+    /// elements is refused before it is expanded into tasks and nodes.
+    fn room_for(&self, more: usize) -> Result<(), Fault> {
+        let count = self.nodes.len() + self.stack.len() + more;
+        if count > self.max_nodes { Err(Fault::TooMany(count)) } else { Ok(()) }
+    }
+
     /// Appends `fields`' keys and pushes their values as children of node
     /// `idx`; returns the span of `fields` they take.
-    fn children(&mut self, fields: BTreeMap<String, WireValue>, idx: u32, depth: usize, member: bool) -> Span {
+    fn children(
+        &mut self,
+        fields: BTreeMap<String, WireValue>,
+        idx: u32,
+        depth: usize,
+        member: bool,
+    ) -> Result<Span, Fault> {
+        self.room_for(fields.len())?;
         let start = self.fields.len();
         let mut values = Vec::with_capacity(fields.len());
         for (k, v) in fields {
@@ -216,12 +245,12 @@ impl Decoder {
         for (slot, v) in values.into_iter().enumerate().rev() {
             self.push(v, idx, slot, depth + 1, member);
         }
-        span(start, self.fields.len())
+        Ok(span(start, self.fields.len()))
     }
 
     /// A plain object; also the root of a property map, whatever its keys.
-    fn object(&mut self, s: Struct, idx: u32, depth: usize) -> Node {
-        Node::Object(self.children(s.fields, idx, depth, false))
+    fn object(&mut self, s: Struct, idx: u32, depth: usize) -> Result<Node, Fault> {
+        Ok(Node::Object(self.children(s.fields, idx, depth, false)?))
     }
 
     fn opt_text(&mut self, s: Option<String>) -> Option<Span> {
@@ -302,7 +331,7 @@ impl Decoder {
                     match s.fields.remove("assets").map(|v| v.kind) {
                         None => None,
                         Some(Some(Kind::StructValue(members))) => {
-                            Some(ArchiveSource::Assets(self.children(members.fields, idx, depth, true)))
+                            Some(ArchiveSource::Assets(self.children(members.fields, idx, depth, true)?))
                         }
                         Some(_) => return Err(not_a(W, "assets", "an object")),
                     }

@@ -671,3 +671,18 @@ fn guest_overlapping_spans_count_against_the_byte_budget() {
     let e = wit_into_value(overlapping_strings(3_000_000), negotiated(), Limits::default());
     assert!(e.is_ok(), "30 MB is within the default budget");
 }
+
+#[test]
+fn wire_values_are_held_to_the_node_limit_before_they_are_expanded() {
+    let limits = Limits { max_nodes: 10, ..Limits::default() };
+    let list =
+        |n: usize| WireValue { kind: Some(Kind::ListValue(ListValue { values: vec![WireValue::default(); n] })) };
+    let within = map([("a", list(8))]);
+    assert!(from_wire::struct_into_wit_within(within, limits).is_ok(), "root, list and 8 elements: 10 nodes");
+    let over = map([("a", list(9))]);
+    let e = from_wire::struct_into_wit_within(over, limits).expect_err("11 nodes");
+    assert!(matches!(e, ConvertError::TooManyNodes { count, max: 10 } if count > 10), "{e:?}");
+    let wide = Struct { fields: (0..11).map(|i| (format!("k{i}"), WireValue::default())).collect() };
+    let e = from_wire::struct_into_wit_within(wide, limits).expect_err("a root of 11 fields");
+    assert!(matches!(e, ConvertError::TooManyNodes { count, max: 10 } if count > 10), "{e:?}");
+}
