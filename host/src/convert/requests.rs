@@ -8,6 +8,7 @@ use pulumirpc as pb;
 use pulumirpc::{check_request::autonaming_options::Mode, diff_response::DiffChanges, property_diff::Kind};
 
 use super::value::{ConvertError, Limits, WireOptions, opt_struct_into_wit, value_into_wit, wit_into_struct};
+use crate::runtime::MAX_SCHEMA_BYTES;
 use crate::runtime::bindings::{rp, types};
 
 /// A WIT response that becomes a wire response.
@@ -103,9 +104,6 @@ impl TryFrom<pb::GetSchemaRequest> for rp::GetSchemaRequest {
         })
     }
 }
-
-/// Longest schema accepted from a guest.
-const MAX_SCHEMA_BYTES: usize = 64 << 20;
 
 impl IntoWire for String {
     type Wire = pb::GetSchemaResponse;

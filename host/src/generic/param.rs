@@ -13,7 +13,7 @@ use clap::Parser;
 use serde::{Deserialize, Serialize};
 
 use super::GenericError;
-use crate::runtime::{GrantFlags, Grants};
+use crate::runtime::{GrantFlags, Grants, MAX_SCHEMA_BYTES};
 
 /// The base provider named in every schema this host rewrites.
 pub const BASE_NAME: &str = "wasm";
@@ -144,6 +144,9 @@ pub fn base_schema() -> String {
 /// version, and the `parameterization` block naming this base provider and
 /// carrying the value.
 pub fn rewrite_schema(schema: &str, name: &str, version: &str, value: &[u8]) -> Result<String, GenericError> {
+    if schema.len() > MAX_SCHEMA_BYTES {
+        return Err(GenericError::Guest(format!("the component's schema of {} bytes is too large", schema.len())));
+    }
     let mut doc: serde_json::Value = serde_json::from_str(schema)
         .map_err(|e| GenericError::Guest(format!("the component's schema is not JSON: {e}")))?;
     let obj =
@@ -184,4 +187,17 @@ pub fn guest_value_from_schema(schema: &str) -> Result<Vec<u8>, GenericError> {
 
 pub fn b64(bytes: &[u8]) -> String {
     B64.encode(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_schema_over_the_limit_is_refused_before_it_is_parsed() {
+        let huge = " ".repeat(MAX_SCHEMA_BYTES + 1);
+        let e = rewrite_schema(&huge, "p", "1.0.0", b"v").unwrap_err().to_string();
+        assert!(e.contains("too large"), "{e}");
+        assert!(rewrite_schema(r#"{"name": "q"}"#, "p", "1.0.0", b"v").is_err(), "another package's schema");
+    }
 }

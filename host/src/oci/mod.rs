@@ -291,7 +291,15 @@ pub async fn pull(
         return Err(OciError::DigestMismatch { what: "manifest", expected: pinned.clone(), actual: manifest_digest });
     }
     let artifact = artifact::parse(&manifest)?;
-    if let Some(wasm) = cache.and_then(|c| c.read_blob(&artifact.layer_digest).ok()) {
+    // Read and checked against its digest (up to 256 MiB) on a blocking thread.
+    let cached = match cache {
+        Some(store) => {
+            let (store, digest) = (store.clone(), artifact.layer_digest.clone());
+            tokio::task::spawn_blocking(move || store.read_blob(&digest).ok()).await.ok().flatten()
+        }
+        None => None,
+    };
+    if let Some(wasm) = cached {
         let (name, version) = (artifact.name, artifact.version);
         return Ok(Pulled { wasm, digest: artifact.layer_digest, manifest_digest, name, version, cached: true });
     }

@@ -30,6 +30,9 @@ pub use pool::{Lease, Pool, SetupCall};
 pub use sandbox::Sandbox;
 pub use state::PartialState;
 
+/// Longest schema accepted from a guest (checked before it is parsed).
+pub const MAX_SCHEMA_BYTES: usize = 64 << 20;
+
 /// What can go wrong loading or running a component.
 #[derive(Debug, thiserror::Error)]
 pub enum RuntimeError {
