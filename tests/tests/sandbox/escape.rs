@@ -170,24 +170,44 @@ async fn the_guests_http_timeouts_are_applied() {
     assert!(start.elapsed() < Duration::from_secs(8), "gave up after {:?}, not after 0.5 s", start.elapsed());
 }
 
+/// A server on loopback that keeps every connection open: it answers the
+/// first read with `reply` (nothing when empty), then says no more.
+async fn stalling_server(reply: &'static [u8]) -> (u16, tokio::task::JoinHandle<()>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let held = tokio::spawn(async move {
+        let mut open = Vec::new();
+        while let Ok((mut socket, _)) = listener.accept().await {
+            if !reply.is_empty() {
+                let mut request = [0u8; 4096];
+                let _ = socket.read(&mut request).await;
+                let _ = socket.write_all(reply).await;
+            }
+            open.push(socket);
+        }
+    });
+    (port, held)
+}
+
+/// Calls the hostile `http` attack on `url` under a grant for it, with the
+/// timeout `option` at 500 ms; it must end well before the call's deadline.
+async fn times_out_early(url: &str, option: &str) -> Status {
+    let (_engine, mut p) = hostile_with(&policy(30, None, &format!("http = [\"{url}\"]"))).await;
+    let start = Instant::now();
+    let s = refused(&mut p, "http", json!({"url": format!("{url}/"), option: 500})).await;
+    assert_ne!(s.code(), Code::DeadlineExceeded, "{s:?}");
+    assert!(start.elapsed() < Duration::from_secs(8), "gave up after {:?}, not after 0.5 s", start.elapsed());
+    s
+}
+
 /// A server that accepts connections and never says a word: a TLS
 /// handshake with it must time out as connecting does.
 #[tokio::test]
 async fn a_silent_tls_server_times_out_as_a_connect() {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let held = tokio::spawn(async move {
-        let mut open = Vec::new();
-        while let Ok((socket, _)) = listener.accept().await {
-            open.push(socket);
-        }
-    });
-    let url = format!("https://127.0.0.1:{}", addr.port());
-    let (_engine, mut p) = hostile_with(&policy(30, None, &format!("http = [\"{url}\"]"))).await;
-    let start = Instant::now();
-    let s = refused(&mut p, "http", json!({"url": format!("{url}/"), "connectMs": 500})).await;
+    let (port, held) = stalling_server(b"").await;
+    let s = times_out_early(&format!("https://127.0.0.1:{port}"), "connectMs").await;
     assert_status(&s, Code::Unavailable, &["timed out"]);
-    assert!(start.elapsed() < Duration::from_secs(8), "gave up after {:?}, not after 0.5 s", start.elapsed());
     held.abort();
 }
 
@@ -195,24 +215,8 @@ async fn a_silent_tls_server_times_out_as_a_connect() {
 /// guest's between-bytes timeout ends the read.
 #[tokio::test]
 async fn a_stalled_body_times_out_between_bytes() {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let held = tokio::spawn(async move {
-        let mut open = Vec::new();
-        while let Ok((mut socket, _)) = listener.accept().await {
-            let mut request = [0u8; 4096];
-            let _ = socket.read(&mut request).await;
-            let _ = socket.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\nabc").await;
-            open.push(socket);
-        }
-    });
-    let url = format!("http://127.0.0.1:{}", addr.port());
-    let (_engine, mut p) = hostile_with(&policy(30, None, &format!("http = [\"{url}\"]"))).await;
-    let start = Instant::now();
-    let s = refused(&mut p, "http", json!({"url": format!("{url}/"), "betweenBytesMs": 500})).await;
-    assert_ne!(s.code(), Code::DeadlineExceeded, "{s:?}");
-    assert!(start.elapsed() < Duration::from_secs(8), "gave up after {:?}, not after 0.5 s", start.elapsed());
+    let (port, held) = stalling_server(b"HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\nabc").await;
+    times_out_early(&format!("http://127.0.0.1:{port}"), "betweenBytesMs").await;
     held.abort();
 }
 
