@@ -81,6 +81,29 @@ async fn a_guest_reads_a_held_text_through_the_host() {
     }
 }
 
+/// An answer that names one held text hundreds of times (each a copy once
+/// built for the engine) is refused at the host's 400 MiB budget, and the
+/// host goes on serving; within the budget the copies come back whole.
+#[tokio::test]
+async fn a_held_text_named_past_the_budget_is_refused() {
+    let (_engine, mut p) = launched(&component("hostile-provider"), "").await;
+    let text = "m".repeat(1 << 20);
+    let held = |times: u32| InvokeRequest {
+        tok: "hostile:index:held".into(),
+        args: Some(to_struct(json!({ "asset": text_asset(text.clone()), "times": times }))),
+        preview: false,
+    };
+    let out = from_struct(p.client.invoke(held(10)).await.unwrap().into_inner().r#return.as_ref());
+    assert_eq!(out["copies"].as_array().map(Vec::len), Some(10));
+    assert_eq!(out["copies"][9]["text"], json!(text));
+    let s = p.client.invoke(held(420)).await.expect_err("422 MiB of copies");
+    assert_eq!(s.code(), Code::ResourceExhausted, "{}", s.message());
+    assert!(s.message().contains("more than 400 MiB"), "{}", s.message());
+    let out =
+        from_struct(p.client.invoke(held(1)).await.expect("the host goes on serving").into_inner().r#return.as_ref());
+    assert_eq!(out["held"], json!(true));
+}
+
 /// A held text kept past its call cannot be read in a later one, even one
 /// that was given held texts of its own: the guest's call fails saying so,
 /// and the host goes on serving.

@@ -15,7 +15,7 @@
 //! | `malformed` | `kind` | returns a malformed WIT value (see [`malformed`]) |
 //! | `panic` | | panics mid-call |
 //! | `logFlood` | `count`, `size`, `urn` | calls the log import `count` times (default 1,000,000) with `size`-byte messages (default 65,537); with `urn`, tied to it and numbered from 0 (`"7 xxx..."`) |
-//! | `held` | `asset`, `read` | whether a text asset's text arrived held (in the host); with `read`, reads it; returns `held`, `length`, `head`, and the asset as it came, twice (`asset`, `again`) |
+//! | `held` | `asset`, `read`, `times` | whether a text asset's text arrived held (in the host); with `read`, reads it; returns `held`, `length`, `head`, and the asset as it came, twice (`asset`, `again`), and `times` more in `copies` |
 //! | `keepHeld` | `asset` | keeps a text asset's text, unread, past the call |
 //! | `readKept` | | reads the text `keepHeld` kept: a held text from an earlier call |
 //! | `leakHandles` | `count` | keeps `count` more host handles (clock pollables) past the call; returns how many this instance keeps (`kept`) |
@@ -275,9 +275,12 @@ impl Provider for Hostile {
                     if arg_bool(args, "read") { text.as_str().chars().take(16).collect() } else { String::new() };
                 // The asset twice: the host copies the text into one and moves it into the other.
                 let again = asset.clone();
-                out(
-                    props! { "held" => held, "length" => text.len() as f64, "head" => head, "asset" => asset, "again" => again },
-                )
+                // And `times` more: each a copy of the text once the host builds the answer.
+                let copies = vec![asset.clone(); arg_num(args, "times", 0.0) as usize];
+                out(props! {
+                    "held" => held, "length" => text.len() as f64, "head" => head, "asset" => asset, "again" => again,
+                    "copies" => copies,
+                })
             }
             "keepHeld" => {
                 let text = arg_text(args, "asset")?;
