@@ -107,7 +107,7 @@ const MAX_DENIAL: usize = 512;
 impl Denier {
     fn deny(&self, mut what: String) -> HttpError {
         if what.len() > MAX_DENIAL {
-            let cut = (0..=MAX_DENIAL).rev().find(|i| what.is_char_boundary(*i)).unwrap_or(0);
+            let cut = what.floor_char_boundary(MAX_DENIAL);
             what.truncate(cut);
             what.push_str("...");
         }

@@ -73,7 +73,7 @@ impl LogQueue {
     /// budget drops it. A message over the size limit is cut.
     pub fn send(&self, severity: LogSeverity, message: String, urn: Option<String>, ephemeral: bool) {
         let message = if message.len() > MAX_LOG_MESSAGE {
-            let cut = (0..=MAX_LOG_MESSAGE).rev().find(|i| message.is_char_boundary(*i)).unwrap_or(0);
+            let cut = message.floor_char_boundary(MAX_LOG_MESSAGE);
             // A new string of exactly the kept size: the provider's buffer may be huge.
             [&message[..cut], " [truncated]"].concat()
         } else {

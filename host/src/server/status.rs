@@ -20,7 +20,7 @@ fn cap(m: String) -> String {
     if m.len() <= MAX_MESSAGE {
         return m;
     }
-    let cut = (0..=MAX_MESSAGE).rev().find(|i| m.is_char_boundary(*i)).unwrap_or(0);
+    let cut = m.floor_char_boundary(MAX_MESSAGE);
     format!("{} [{} more bytes cut]", &m[..cut], m.len() - cut)
 }
 
