@@ -17,8 +17,11 @@ pub fn name_of(exe: &Path) -> Option<String> {
 /// Where the plugin whose executable is `exe` keeps its `suffix` file
 /// (`wasm`, `policy.toml`).
 pub fn beside(exe: &Path, suffix: &str) -> PathBuf {
-    let file = exe.file_name().and_then(|f| f.to_str()).unwrap_or_default();
-    let base = exe.with_file_name(strip_suffix(file, std::env::consts::EXE_SUFFIX));
+    // A name that is not UTF-8 (no plugin's is) keeps all of itself.
+    let base = match exe.file_name().and_then(|f| f.to_str()) {
+        Some(file) => exe.with_file_name(strip_suffix(file, std::env::consts::EXE_SUFFIX)),
+        None => exe.to_owned(),
+    };
     let mut p: OsString = base.into_os_string();
     p.push(".");
     p.push(suffix);
