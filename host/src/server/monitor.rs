@@ -16,6 +16,7 @@ use pulumirpc::resource_monitor_client::ResourceMonitorClient;
 use tokio::sync::OnceCell;
 use tonic::transport::{Channel, Endpoint};
 
+use super::serve::MAX_MESSAGE_BYTES;
 use crate::convert::value::{
     Limits, WireOptions, is_unknown_sentinel, opt_struct_to_wit, sig, wit_into_value, wit_to_struct,
 };
@@ -26,8 +27,6 @@ use crate::runtime::{MonitorConnector, MonitorResult, Monitors, ResourceMonitor}
 /// How long connecting to the monitor may take: the wait on the monitor is
 /// not counted against the call's deadline, so it needs its own bound.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
-/// The engine's own limit on a gRPC message.
-const MAX_MESSAGE: usize = 400 << 20;
 
 /// What a runtime needs to give `construct` and `call` their monitor
 /// (`RuntimeConfig::monitors`).
@@ -78,7 +77,7 @@ impl GrpcMonitor {
             .await
             .map_err(|e| unreachable(&e))?;
         tracing::debug!(endpoint = %self.endpoint, dry_run = self.dry_run, "connected to the resource monitor");
-        Ok(ResourceMonitorClient::new(channel).max_decoding_message_size(MAX_MESSAGE))
+        Ok(ResourceMonitorClient::new(channel).max_decoding_message_size(MAX_MESSAGE_BYTES))
     }
 }
 

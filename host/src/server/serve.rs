@@ -14,7 +14,7 @@ use super::provider::ProviderService;
 use crate::runtime::Backend;
 
 /// The engine's own limit for plugin messages.
-const MAX_MESSAGE_BYTES: usize = 400 << 20;
+pub(super) const MAX_MESSAGE_BYTES: usize = 400 << 20;
 
 #[derive(Clone, Debug)]
 pub struct ServeOptions {
