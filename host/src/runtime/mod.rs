@@ -27,7 +27,7 @@ pub use monitor::{MonitorConnector, MonitorResult, Monitors, ResourceMonitor};
 pub use needs::Needs;
 pub use policy::{GrantFlags, Grants, Policy};
 pub use pool::{Lease, Pool, SetupCall};
-pub use sandbox::Sandbox;
+pub use sandbox::{MAX_CALL_TIMEOUT, Sandbox};
 pub use state::PartialState;
 
 /// Longest schema accepted from a guest (checked before it is parsed).

@@ -14,7 +14,7 @@ use super::policy::{DirGrant, Grants, HttpGrant};
 use super::state::MAX_RANDOM_BYTES;
 
 /// The longest deadline a call gets, whatever a policy, a flag or a request
-/// says: a week, as the server caps a request's `timeout`. Deadlines are
+/// says: a week (the server caps a request's `timeout` with it). Deadlines are
 /// `Instant`s, which a far larger duration would overflow (a panic).
 pub const MAX_CALL_TIMEOUT: Duration = Duration::from_secs(7 * 86_400);
 

@@ -23,7 +23,7 @@ use crate::convert::requests::IntoWire;
 use crate::convert::value::WireOptions;
 use crate::runtime::bindings::{rp, words};
 use crate::runtime::held;
-use crate::runtime::{Backend, CallResult, LoadedProvider, Pool};
+use crate::runtime::{Backend, CallResult, LoadedProvider, MAX_CALL_TIMEOUT, Pool};
 
 /// The gRPC service of one provider, whatever runs it.
 pub struct ProviderService<B: Backend> {
@@ -122,7 +122,7 @@ pub const CANCEL_GRACE: Duration = Duration::from_secs(2);
 
 /// A request's `timeout` (seconds, 0 = unset) as a call deadline.
 fn deadline(seconds: f64) -> Option<Duration> {
-    (seconds.is_finite() && seconds > 0.0).then(|| Duration::from_secs_f64(seconds.min(7.0 * 86_400.0)))
+    (seconds.is_finite() && seconds > 0.0).then(|| Duration::from_secs_f64(seconds.min(MAX_CALL_TIMEOUT.as_secs_f64())))
 }
 
 /// The whole life of a provider-backed unary RPC, within a table of the
