@@ -80,6 +80,13 @@ pub enum Command {
         /// Only this package (NAME), or the versions a requirement accepts (NAME@SEMVER-REQ).
         name: Option<String>,
     },
+    /// Let a parameterized package run with the grants its SDK pins, as asked
+    /// for when it was refused (`pulumi up` names the id and the grants).
+    Approve {
+        /// The ids the refusals named.
+        #[arg(required = true)]
+        ids: Vec<String>,
+    },
     /// Remove one version from the provider store (its bytes go when no other version uses them).
     Remove {
         /// NAME@VERSION, e.g. random@0.1.0.
@@ -175,6 +182,10 @@ pub struct RuntimeArgs {
     pub policy: Option<PathBuf>,
     #[command(flatten)]
     pub grants: GrantFlags,
+    /// Approval ids (comma-separated): parameterized packages that may run
+    /// with the grants their SDK pins without `pulumi-wasm approve` (e.g. in CI).
+    #[arg(long, env = "PULUMI_WASM_APPROVED", value_delimiter = ',', value_name = "ID")]
+    pub approved: Vec<String>,
     /// Write /tmp/perf-<pid>.map as guests are loaded, so that `perf report` names their functions.
     #[arg(long, env = "PULUMI_WASM_PERF_MAP")]
     pub perf_map: bool,

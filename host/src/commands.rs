@@ -1,4 +1,4 @@
-//! The provider-store commands (`install`, `ls`, `remove`) and how every
+//! The provider-store commands (`install`, `ls`, `remove`, `approve`) and how every
 //! command turns its component argument into bytes: a file that exists, else
 //! `name@requirement` from the store.
 
@@ -6,6 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::Context;
+use pulumi_wasm_host::generic::approval::Record;
 use pulumi_wasm_host::store::{self, PackageSpec, Store};
 
 /// A component's bytes and how to name it in messages.
@@ -123,6 +124,26 @@ pub fn remove(spec: &str) -> anyhow::Result<()> {
     let done = store.remove(&name, &version)?;
     let blob = if done.blob_deleted { "deleted" } else { "kept: another installed version uses it" };
     println!("removed {name} {version} (sha256:{}: {blob})", done.removed.digest);
+    Ok(())
+}
+
+/// `pulumi-wasm approve ID...`: approves what a refused package asked for,
+/// showing it again.
+pub fn approve(ids: &[String]) -> anyhow::Result<()> {
+    let store = Store::open_default()?;
+    for id in ids {
+        // Checked before it is approved: the file must hold what its name says.
+        if let Some(pending) = store.read_approval(id, false)?
+            && Record::decode(&pending).is_none_or(|r| r.id() != *id)
+        {
+            anyhow::bail!("the request kept for {id} is not for what that id names; nothing was approved");
+        }
+        let record = Record::decode(&store.approve(id)?).context("the approved record")?;
+        println!("approved {} {} ({}) with:", record.name, record.version, record.component);
+        for grant in record.grants.describe() {
+            println!("  {grant}");
+        }
+    }
     Ok(())
 }
 

@@ -84,6 +84,7 @@ fn dispatch(runtime: &tokio::runtime::Runtime) -> anyhow::Result<()> {
             }),
             Command::Ls { name } => commands::ls(name.as_deref()),
             Command::Remove { package } => commands::remove(&package),
+            Command::Approve { ids } => commands::approve(&ids),
             Command::Push { component, reference, oci, runtime: rt } => runtime.block_on(async {
                 let source = load_component(&component)?;
                 let loaded = identify(&source, &rt).await?;
@@ -238,7 +239,7 @@ async fn run_generic(engine: EngineArgs, rt: RuntimeArgs, beside: Option<&Path>)
     let runtime = Runtime::new(rt.config())?;
     let store = Store::open_default()?;
     let (log_tx, log_rx) = tokio::sync::mpsc::channel(LOG_CHANNEL);
-    let provider = GenericProvider::new(runtime, log_tx, policy, store);
+    let provider = GenericProvider::new(runtime, log_tx, policy, store, rt.approved.clone());
     let version = semver::Version::parse(env!("CARGO_PKG_VERSION"))?;
     let link = EngineLink::new(engine.engine_address);
     link.forward_logs(log_rx);

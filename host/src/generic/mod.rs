@@ -16,6 +16,7 @@
 //! Uses `runtime` to run components and `store`/`oci` to find them; the
 //! gRPC layer sees only a [`Backend`].
 
+pub mod approval;
 mod backend;
 mod oci;
 pub mod param;
@@ -29,6 +30,7 @@ use tokio::sync::{Mutex, mpsc};
 use crate::runtime::bindings::{rp, types};
 use crate::runtime::{Backend, CallError, Grants, GuestLog, LoadedProvider, Policy, Runtime, RuntimeError};
 use crate::store::{Store, StoreError};
+use approval::{Approvals, Record};
 use param::{ArgsForm, GuestParameter, Parameter, Pinned};
 
 #[derive(Debug, thiserror::Error)]
@@ -47,6 +49,9 @@ pub enum GenericError {
     Guest(String),
     #[error("{0}")]
     Conflict(String),
+    /// A value pins grants this machine has not approved.
+    #[error("{0}")]
+    NotApproved(String),
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(transparent)]
@@ -72,7 +77,7 @@ impl From<GenericError> for CallError {
             GenericError::Args(_) | GenericError::Value(_) | GenericError::Policy(_) => {
                 types::Error::InvalidArgument(e.to_string())
             }
-            GenericError::Conflict(_) | GenericError::DigestMismatch { .. } => {
+            GenericError::Conflict(_) | GenericError::DigestMismatch { .. } | GenericError::NotApproved(_) => {
                 types::Error::FailedPrecondition(e.to_string())
             }
             GenericError::Source(_) | GenericError::Store(_) => types::Error::NotFound(e.to_string()),
@@ -105,18 +110,30 @@ struct Sub {
 pub struct GenericProvider {
     runtime: Arc<Runtime>,
     logs: mpsc::Sender<GuestLog>,
-    /// The user's policy, consulted by the args form only: the value form
-    /// runs with the grants it pins.
+    /// The user's policy: the args form adds its grants; the value form runs
+    /// with the grants it pins, if approved ([`approval`]).
     policy: Policy,
     store: Store,
+    /// Approval ids given by `PULUMI_WASM_APPROVED`.
+    approved: Vec<String>,
     subs: RwLock<Vec<Arc<Sub>>>,
     /// Serializes Parameterize calls; holds every unit loaded so far.
     units: Mutex<Vec<Arc<Unit>>>,
 }
 
 impl GenericProvider {
-    pub fn new(runtime: Arc<Runtime>, logs: mpsc::Sender<GuestLog>, policy: Policy, store: Store) -> Self {
-        GenericProvider { runtime, logs, policy, store, subs: RwLock::default(), units: Mutex::default() }
+    pub fn new(
+        runtime: Arc<Runtime>,
+        logs: mpsc::Sender<GuestLog>,
+        policy: Policy,
+        store: Store,
+        approved: Vec<String>,
+    ) -> Self {
+        GenericProvider { runtime, logs, policy, store, approved, subs: RwLock::default(), units: Mutex::default() }
+    }
+
+    fn approvals(&self) -> Approvals<'_> {
+        Approvals { policy: &self.policy, store: &self.store, listed: &self.approved }
     }
 
     async fn parameterize_args(&self, args: Vec<String>) -> Result<Arc<Sub>, GenericError> {
@@ -154,6 +171,8 @@ impl GenericProvider {
             Some(GuestParameter { name: package.name, version: package.version, value: param::b64(&value) })
         };
         let parameter = Parameter { wasm: param::FORMAT, component: pinned, grants: unit.grants.clone(), guest };
+        // The user gave these grants here (policy and flags): later runs from this value need not ask.
+        self.approvals().approve(&Record::of(&parameter));
         self.add(parameter, unit)
     }
 
@@ -169,6 +188,8 @@ impl GenericProvider {
                 v.name, v.version
             )));
         }
+        // Before anything is fetched: the value may come from anyone's SDK.
+        self.approvals().check(&Record::of(&parameter)).map_err(GenericError::NotApproved)?;
         let mut units = self.units.lock().await;
         let fetched = source::fetch_pinned(&parameter.component, &self.store).await?;
         let pinned = Policy { defaults: parameter.grants.clone(), providers: Default::default() };

@@ -145,6 +145,38 @@ impl Grants {
         Ok(())
     }
 
+    /// Whether these grants give at least everything `other` gives, entry
+    /// by entry as written (no reasoning about wildcards or overlapping
+    /// grants: an entry not written here is not covered).
+    pub fn covers(&self, other: &Grants) -> bool {
+        let http = |h: &String| self.http.contains(h) || self.http_private.contains(h);
+        let dir = |d: &DirGrant| {
+            self.dirs.iter().any(|m| m.host == d.host && m.guest == d.guest && (d.read_only || !m.read_only))
+        };
+        let at_most = |theirs: Option<u64>, mine: Option<u64>| theirs.is_none_or(|t| mine.is_some_and(|m| m >= t));
+        other.http.iter().all(http)
+            && other.http_private.iter().all(|h| self.http_private.contains(h))
+            && other.env.iter().all(|e| self.env.contains(e))
+            && other.dirs.iter().all(dir)
+            && at_most(other.memory_mb.map(|m| m as u64), self.memory_mb.map(|m| m as u64))
+            && at_most(other.timeout_s, self.timeout_s)
+    }
+
+    /// Each grant, as a user reads it: `http "https://api.example.com"`.
+    pub fn describe(&self) -> Vec<String> {
+        let quoted = |kind: &str, list: &[String]| list.iter().map(|v| format!("{kind} \"{v}\"")).collect::<Vec<_>>();
+        let mut out = quoted("http", &self.http);
+        out.extend(quoted("http-private", &self.http_private));
+        out.extend(quoted("env", &self.env));
+        out.extend(self.dirs.iter().map(|d| {
+            let mode = if d.read_only { "read-only" } else { "read-write" };
+            format!("dir \"{}\" as \"{}\" ({mode})", d.host.display(), d.guest)
+        }));
+        out.extend(self.memory_mb.map(|m| format!("memory-mb {m}")));
+        out.extend(self.timeout_s.map(|t| format!("timeout-s {t}")));
+        out
+    }
+
     pub fn http_grants(&self) -> Vec<HttpGrant> {
         let private = |h: &String| HttpGrant::parse(h).ok().map(|g| HttpGrant { private: true, ..g });
         self.http
@@ -330,5 +362,47 @@ mod tests {
         assert_eq!(d, DirGrant { host: "/srv/data".into(), guest: "/data".into(), read_only: true });
         assert!(!Grants::parse_dir_flag("/tmp:/t").unwrap().read_only);
         assert!(Grants::parse_dir_flag("a:b:c:d").is_err());
+    }
+
+    #[test]
+    fn covers_is_entry_by_entry() {
+        let flags = |http: &[&str], env: &[&str], dirs: &[&str]| {
+            GrantFlags {
+                allow_http: http.iter().map(|s| s.to_string()).collect(),
+                allow_env: env.iter().map(|s| s.to_string()).collect(),
+                allow_dir: dirs.iter().map(|s| s.to_string()).collect(),
+                ..GrantFlags::default()
+            }
+            .grants()
+            .unwrap()
+        };
+        let mine = flags(&["https://api.example.com", "https://*.example.org"], &["TOKEN"], &["/srv:/srv"]);
+        assert!(mine.covers(&Grants::default()));
+        assert!(mine.covers(&flags(&["https://api.example.com"], &[], &["/srv:/srv:ro"])));
+        assert!(mine.covers(&mine));
+        // Not written here, even if a wildcard here would match it.
+        assert!(!mine.covers(&flags(&["https://a.example.org"], &[], &[])));
+        assert!(!mine.covers(&flags(&[], &["HOME"], &[])));
+        assert!(!mine.covers(&flags(&[], &[], &["/srv:/data"])));
+        let ro = flags(&[], &[], &["/srv:/srv:ro"]);
+        assert!(!ro.covers(&flags(&[], &[], &["/srv:/srv"])), "read-only does not cover read-write");
+        // An http-private grant covers the same entry in http, not the reverse.
+        let private = Grants { http_private: vec!["https://api.example.com".into()], ..Grants::default() };
+        assert!(private.covers(&flags(&["https://api.example.com"], &[], &[])));
+        assert!(!flags(&["https://api.example.com"], &[], &[]).covers(&private));
+        // Limits: a value's limit needs one at least as large here.
+        let limits = |memory_mb, timeout_s| Grants { memory_mb, timeout_s, ..Grants::default() };
+        assert!(!Grants::default().covers(&limits(Some(64), None)));
+        assert!(limits(Some(128), Some(60)).covers(&limits(Some(64), Some(60))));
+        assert!(!limits(Some(128), Some(60)).covers(&limits(Some(256), None)));
+        assert_eq!(
+            mine.describe(),
+            [
+                "http \"https://api.example.com\"",
+                "http \"https://*.example.org\"",
+                "env \"TOKEN\"",
+                "dir \"/srv\" as \"/srv\" (read-write)",
+            ]
+        );
     }
 }

@@ -8,6 +8,7 @@
 //! blobs/sha256/<digest>.wasm       component bytes, named by their SHA-256
 //! packages/<name>/<version>.json   one index entry per installed version
 //! artifacts/<digest>-<engine>.cwasm precompiled components (the runtime's cache)
+//! approvals/[pending/]<id>.json     grant sets approved for parameterized packages
 //! .lock                            held by install and remove
 //! ```
 //!
@@ -21,6 +22,7 @@
 //! supplies the package name and version (the CLI reads them by loading the
 //! component).
 
+mod approvals;
 mod spec;
 #[cfg(test)]
 mod tests;

@@ -298,3 +298,23 @@ fn removing_a_component_removes_its_compiled_artifacts() {
     left.sort();
     assert_eq!(left, vec![format!("{kept}-0123.cwasm")]);
 }
+
+#[test]
+fn only_a_pending_record_can_be_approved() {
+    let (_dir, store) = store_with(&[]);
+    let id = digest(b"what was asked for");
+    assert!(store.read_approval(&id, true).unwrap().is_none());
+    assert!(matches!(store.approve(&id), Err(StoreError::BadSpec(m)) if m.contains("nothing asked for")));
+
+    store.write_approval(&id, b"{\"grants\": 1}", false).unwrap();
+    assert!(store.read_approval(&id, true).unwrap().is_none(), "pending is not approved");
+    assert_eq!(store.approve(&id).unwrap(), b"{\"grants\": 1}");
+    assert_eq!(store.read_approval(&id, true).unwrap().unwrap(), b"{\"grants\": 1}");
+    assert!(store.read_approval(&id, false).unwrap().is_none(), "no longer pending");
+
+    // Ids name files: nothing but a digest gets that far.
+    for bad in ["../../x", "ABC", ""] {
+        assert!(matches!(store.read_approval(bad, true), Err(StoreError::BadDigest(_))), "{bad}");
+        assert!(store.write_approval(bad, b"x", true).is_err(), "{bad}");
+    }
+}

@@ -143,7 +143,7 @@ async fn args_are_validated_and_sources_resolve_from_the_store() {
 
 const ITEM: &str = "kv:index:Item";
 
-async fn kv_create(p: &mut Plugin, key: &str) -> Result<CreateResponse, Status> {
+pub(super) async fn kv_create(p: &mut Plugin, key: &str) -> Result<CreateResponse, Status> {
     let urn = format!("urn:pulumi:dev::proj::{ITEM}::{key}");
     let props = to_struct(json!({"key": key, "value": "v"}));
     let req = CreateRequest {
@@ -180,7 +180,8 @@ async fn grants_given_to_package_add_are_pinned_in_the_value() {
     assert_eq!(decoded["grants"]["http"], json!([api.url()]), "{decoded}");
     drop(p);
 
-    // A later run needs no policy: the value carries the grant.
+    // A later run on this machine needs no policy: the value carries the
+    // grant, which `package add` here approved (approval.rs: elsewhere).
     let mut p = bench.start("store").await;
     by_value(&mut p, "kv", version, &value).await.unwrap();
     p.boot(&bench.engine.address, json!({"endpoint": api.url()})).await.unwrap();

@@ -6,6 +6,8 @@
 //! - a plain component: args -> schema -> config -> CRUD, then a fresh process
 //!   from the value with identical results; the value pins the digest (a
 //!   changed file or a forged digest is refused) and the grants;
+//! - those grants run only where they were approved (`pulumi package add`
+//!   there, `pulumi-wasm approve`, `PULUMI_WASM_APPROVED` or the policy);
 //! - sources from the store (`name@requirement`);
 //! - the parameterized `records` guest: replacement (one package generated
 //!   from its parameter) and extension (several packages in one process,
@@ -25,6 +27,7 @@ use serde_json::{Value as Json, json};
 use tonic::{Code, Status};
 
 /// A plugin folder holding `pulumi-resource-wasm`, made by `pack --generic`.
+mod approval;
 mod component;
 mod oci;
 mod records;

@@ -1,0 +1,148 @@
+//! Whether this machine lets a parameterized package run with the grants
+//! its value pins.
+//!
+//! The value travels inside a generated SDK, so whoever generated the SDK
+//! chose those grants. They are honoured only when
+//! - there are none;
+//! - the user's policy (policy file, `--allow-*`) gives each of them already;
+//! - this machine approved exactly this component under exactly these grants:
+//!   `pulumi package add` here (the args form) records that, and so does
+//!   `pulumi-wasm approve ID` for a package refused before (the refusal
+//!   keeps what was asked for, so the user approves what they were shown);
+//! - or `PULUMI_WASM_APPROVED` lists the id (CI, for a repository's own SDKs).
+//!
+//! The id hashes the component's digest and the grants: another component,
+//! or one grant more, asks again.
+
+use serde::{Deserialize, Serialize};
+
+use super::param::Parameter;
+use crate::runtime::{Grants, Policy};
+use crate::store::{Store, digest};
+
+/// What is approved, as kept in the store and shown to the user.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Record {
+    /// The component's own name and version, for the reader.
+    pub name: String,
+    pub version: String,
+    /// `sha256:<hex>` of the component.
+    pub component: String,
+    pub grants: Grants,
+}
+
+impl Record {
+    pub fn of(parameter: &Parameter) -> Record {
+        let c = &parameter.component;
+        let grants = parameter.grants.clone();
+        Record { name: c.name.clone(), version: c.version.clone(), component: c.digest.clone(), grants }
+    }
+
+    /// Only what is approved counts: the component and the grants.
+    pub fn id(&self) -> String {
+        digest(&serde_json::to_vec(&(&self.component, &self.grants)).expect("digest and grants serialize"))
+    }
+
+    pub fn encode(&self) -> Vec<u8> {
+        serde_json::to_vec_pretty(self).expect("a record serializes")
+    }
+
+    pub fn decode(bytes: &[u8]) -> Option<Record> {
+        serde_json::from_slice(bytes).ok()
+    }
+}
+
+/// Where approvals come from (see the module's doc).
+pub struct Approvals<'a> {
+    pub policy: &'a Policy,
+    pub store: &'a Store,
+    /// `PULUMI_WASM_APPROVED`.
+    pub listed: &'a [String],
+}
+
+impl Approvals<'_> {
+    /// `Ok` when `record` may run; else the message telling the user how to
+    /// approve it, having kept the record for `pulumi-wasm approve`.
+    pub fn check(&self, record: &Record) -> Result<(), String> {
+        if record.grants == Grants::default() || self.policy.for_provider(&record.name).covers(&record.grants) {
+            return Ok(());
+        }
+        let id = record.id();
+        if self.listed.iter().any(|l| l.trim() == id) {
+            return Ok(());
+        }
+        match self.store.read_approval(&id, true) {
+            // The file must hold what its name says (a mis-copied or edited one does not count).
+            Ok(Some(bytes)) if Record::decode(&bytes).is_some_and(|r| r.id() == id) => return Ok(()),
+            Ok(_) => {}
+            Err(e) => tracing::warn!("reading approval {id}: {e}"),
+        }
+        if let Err(e) = self.store.write_approval(&id, &record.encode(), false) {
+            tracing::warn!("keeping the request for approval {id}: {e}");
+        }
+        Err(format!(
+            "{} {} (component {}) pins grants this machine has not approved: {}. Whoever generated the SDK \
+             chose them. To let it run with them, approve once with `pulumi-wasm approve {id}` (it shows \
+             them again), or list the id in PULUMI_WASM_APPROVED (e.g. in CI), or give them in your policy",
+            record.name,
+            record.version,
+            record.component,
+            record.grants.describe().join(", "),
+        ))
+    }
+
+    /// Records that the user approved `record` on this machine (the args form).
+    pub fn approve(&self, record: &Record) {
+        if record.grants == Grants::default() {
+            return;
+        }
+        let id = record.id();
+        if let Err(e) = self.store.write_approval(&id, &record.encode(), true) {
+            tracing::warn!("recording approval {id}: {e} (later runs will ask for it)");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(http: &[&str]) -> Record {
+        let grants = Grants { http: http.iter().map(|h| h.to_string()).collect(), ..Grants::default() };
+        Record { name: "kv".into(), version: "0.1.0".into(), component: format!("sha256:{}", "a".repeat(64)), grants }
+    }
+
+    #[test]
+    fn approvals_come_from_the_user_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::new(dir.path());
+        let policy = Policy::default();
+        let none: &[String] = &[];
+        let approvals = Approvals { policy: &policy, store: &store, listed: none };
+        let asks = record(&["https://api.example.com"]);
+        assert!(approvals.check(&record(&[])).is_ok(), "no grants, nothing to approve");
+        let refused = approvals.check(&asks).unwrap_err();
+        assert!(refused.contains(&format!("pulumi-wasm approve {}", asks.id())), "{refused}");
+        assert!(store.read_approval(&asks.id(), false).unwrap().is_some(), "kept for `approve`");
+
+        // The id is of the component and the grants only; one grant more is another id.
+        let renamed = Record { name: "other".into(), ..asks.clone() };
+        assert_eq!(renamed.id(), asks.id());
+        assert_ne!(record(&["https://api.example.com", "https://x.example.com"]).id(), asks.id());
+
+        // A file named for the id but holding other grants does not count.
+        store.write_approval(&asks.id(), &record(&[]).encode(), true).unwrap();
+        assert!(approvals.check(&asks).is_err());
+        approvals.approve(&asks);
+        assert!(approvals.check(&asks).is_ok());
+
+        let listed = [asks.id()];
+        let elsewhere = Store::new(dir.path().join("elsewhere"));
+        assert!(Approvals { policy: &policy, store: &elsewhere, listed: &listed }.check(&asks).is_ok());
+        let mut policy = Policy::default();
+        policy.providers.insert("kv".into(), asks.grants.clone());
+        assert!(Approvals { policy: &policy, store: &elsewhere, listed: none }.check(&asks).is_ok());
+        assert!(Approvals { policy: &policy, store: &elsewhere, listed: none }.check(&renamed).is_err(), "by name");
+    }
+}

@@ -1,0 +1,90 @@
+//! Grants pinned in a value run only where they were approved: the value
+//! comes in an SDK, and whoever generated the SDK chose them.
+
+use super::component::kv_create;
+use super::*;
+
+/// The approval id a refusal names: `pulumi-wasm approve <id>`.
+fn approval_id(refusal: &Status) -> String {
+    let (_, rest) = refusal.message().split_once("pulumi-wasm approve ").expect("the refusal names the command");
+    rest.chars().take_while(char::is_ascii_hexdigit).collect()
+}
+
+/// `pulumi-wasm approve ids...` with the store `store`; its stdout.
+fn approve(bench: &Bench, store: &str, ids: &[&str]) -> Result<String, String> {
+    let out = std::process::Command::new(host_bin())
+        .arg("approve")
+        .args(ids)
+        .env("PULUMI_WASM_STORE", bench.store(store))
+        .output()
+        .unwrap();
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    if out.status.success() { Ok(text(&out.stdout)) } else { Err(text(&out.stderr)) }
+}
+
+#[tokio::test]
+async fn pinned_grants_run_only_where_they_were_approved() {
+    let api = KvApi::start(None).await;
+    let bench = Bench::new().await;
+    let kv = component("kv-provider");
+    let version = env!("CARGO_PKG_VERSION");
+
+    // Someone else runs `pulumi package add wasm --allow-http <api> kv.wasm`
+    // and ships the SDK; on their machine the value runs as it is.
+    let mut p = bench.start("author").await;
+    by_args(&mut p, &["--allow-http", &api.url(), kv.to_str().unwrap()]).await.unwrap();
+    let value = value_of(&schema(&mut p, "", "").await);
+    drop(p);
+    let mut p = bench.start("author").await;
+    by_value(&mut p, "kv", version, &value).await.unwrap();
+    drop(p);
+
+    // Here, the same value is refused before anything is fetched or run, naming the grant and how to approve it.
+    let mut p = bench.start("user").await;
+    let refused = by_value(&mut p, "kv", version, &value).await.unwrap_err();
+    assert_status(&refused, Code::FailedPrecondition, &["not approved", &format!("http \"{}\"", api.url())]);
+    let id = approval_id(&refused);
+    assert_eq!(id.len(), 64, "{}", refused.message());
+    // The process keeps serving: the same package from a value without grants is fine.
+    let plain = {
+        let mut q = bench.start("author").await;
+        by_args(&mut q, &[kv.to_str().unwrap()]).await.unwrap();
+        value_of(&schema(&mut q, "", "").await)
+    };
+    by_value(&mut p, "kv", version, &plain).await.unwrap();
+    drop(p);
+
+    // PULUMI_WASM_APPROVED (e.g. CI) lets it run for that process.
+    let mut p = bench.start_with("user", &[("PULUMI_WASM_APPROVED", &format!("{},{id}", "0".repeat(64)))]).await;
+    by_value(&mut p, "kv", version, &value).await.unwrap();
+    p.boot(&bench.engine.address, json!({"endpoint": api.url()})).await.unwrap();
+    assert_eq!(kv_create(&mut p, "a").await.unwrap().id, "a");
+    drop(p);
+
+    // So does a policy that already gives the grant.
+    let policy = bench.dir.path().join("policy.toml");
+    std::fs::write(&policy, format!("[providers.kv]\nhttp = [\"{}\"]\n", api.url())).unwrap();
+    let mut p = bench.start_with("user", &[("PULUMI_WASM_POLICY", policy.to_str().unwrap())]).await;
+    by_value(&mut p, "kv", version, &value).await.unwrap();
+    drop(p);
+
+    // Only what was asked for can be approved; `approve` shows it again and then it runs.
+    let unknown = "ab".repeat(32);
+    assert!(approve(&bench, "user", &[&unknown]).unwrap_err().contains("nothing asked for approval"));
+    let shown = approve(&bench, "user", &[&id]).unwrap();
+    assert!(shown.contains("approved kv") && shown.contains(&api.url()), "{shown}");
+    let mut p = bench.start("user").await;
+    by_value(&mut p, "kv", version, &value).await.unwrap();
+    p.boot(&bench.engine.address, json!({"endpoint": api.url()})).await.unwrap();
+    assert_eq!(kv_create(&mut p, "b").await.unwrap().id, "b");
+    drop(p);
+
+    // One grant more in the value is another approval.
+    let mut more: Json = serde_json::from_slice(&value).unwrap();
+    more["grants"]["env"] = json!(["HOME"]);
+    let more = serde_json::to_vec(&more).unwrap();
+    let mut p = bench.start("user").await;
+    let refused = by_value(&mut p, "kv", version, &more).await.unwrap_err();
+    assert_status(&refused, Code::FailedPrecondition, &["not approved", "env \"HOME\""]);
+    assert_ne!(approval_id(&refused), id);
+}
