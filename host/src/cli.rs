@@ -115,7 +115,8 @@ pub enum Command {
 }
 
 /// Registry access for `push` and `pull`. Credentials: `PULUMI_WASM_OCI_USERNAME` and
-/// `PULUMI_WASM_OCI_PASSWORD` when set, else what `docker login` stored for the registry.
+/// `PULUMI_WASM_OCI_PASSWORD` when set (for `PULUMI_WASM_OCI_REGISTRY` only, when
+/// that is set), else what `docker login` stored for the registry.
 #[derive(Args, Debug, Clone)]
 pub struct OciArgs {
     /// Plain HTTP to a registry that is not on loopback (also PULUMI_WASM_OCI_INSECURE=1).

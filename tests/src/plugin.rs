@@ -151,6 +151,8 @@ impl Plugin {
             .env_remove("PULUMI_WASM_OCI_USERNAME")
             .env_remove("PULUMI_WASM_OCI_PASSWORD")
             .env_remove("PULUMI_WASM_OCI_INSECURE")
+            .env_remove("PULUMI_WASM_OCI_REGISTRY")
+            .env_remove("PULUMI_WASM_APPROVED")
             .env_remove("KV_TOKEN")
             .envs(env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::piped())

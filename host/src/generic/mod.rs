@@ -140,7 +140,7 @@ impl GenericProvider {
         let form = ArgsForm::parse(&args)?;
         let flags = form.grants.grants()?;
         let mut units = self.units.lock().await;
-        let fetched = source::fetch(&form.source, &self.store).await?;
+        let fetched = source::fetch(&form.source, &self.store, true).await?;
         // The grants: the user's policy for the component's own name, plus the flags.
         let mut policy = self.policy.clone();
         policy.defaults.merge(flags);

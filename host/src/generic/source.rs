@@ -44,8 +44,9 @@ fn kind(source: &str) -> Kind {
     }
 }
 
-/// The args form: whatever `source` names now.
-pub async fn fetch(source: &str, store: &Store) -> Result<Fetched, GenericError> {
+/// Whatever `source` names now; `given` when the user gave it (the args
+/// form), not a value.
+pub async fn fetch(source: &str, store: &Store, given: bool) -> Result<Fetched, GenericError> {
     match kind(source) {
         Kind::Path(path) => {
             let (wasm, digest, path) = blocking(move || {
@@ -70,7 +71,7 @@ pub async fn fetch(source: &str, store: &Store) -> Result<Fetched, GenericError>
             })
             .await
         }
-        Kind::Oci(reference) => super::oci::pull(&reference, store).await,
+        Kind::Oci(reference) => super::oci::pull(&reference, store, given).await,
     }
 }
 
@@ -89,7 +90,7 @@ pub async fn fetch_pinned(pinned: &Pinned, store: &Store) -> Result<Fetched, Gen
         Ok((wasm, digest)) => Fetched { digest, wasm: wasm.into(), source: pinned.source.clone(), in_store: true },
         Err(e) => {
             tracing::debug!("sha256:{hex} is not in the store ({e}); fetching {}", pinned.source);
-            fetch(&pinned.source, store).await.map_err(|e| {
+            fetch(&pinned.source, store, false).await.map_err(|e| {
                 GenericError::Source(format!(
                     "the parameter pins {} ({} {}), which is not in the store {} and could not be fetched again: {e}",
                     pinned.digest,

@@ -1,5 +1,5 @@
 //! Which credentials a registry gets: `PULUMI_WASM_OCI_USERNAME`/`_PASSWORD`
-//! when set, else what `docker login` stored for that registry (the Docker
+//! when set (and `PULUMI_WASM_OCI_REGISTRY`, if set, names it), else what `docker login` stored for that registry (the Docker
 //! config's `auths`, `credHelpers` or `credsStore`, read by `docker_credential`,
 //! which also runs the helpers), else none. Either way a registry that
 //! answers with a bearer-token challenge gets the token flow from `oci-client`.
@@ -27,6 +27,9 @@ pub(super) enum Source {
     },
     /// The config held an identity token, which cannot be used: none sent.
     IdentityToken(PathBuf),
+    /// The environment's credentials are for another registry (or only for
+    /// references the user gives): none sent.
+    Withheld,
 }
 
 impl fmt::Display for Source {
@@ -35,6 +38,7 @@ impl fmt::Display for Source {
             Source::Anonymous => write!(f, "no credentials"),
             Source::Environment(user) => write!(f, "user '{user}' from PULUMI_WASM_OCI_USERNAME"),
             Source::DockerConfig { user, file } => write!(f, "user '{user}' from {}", file.display()),
+            Source::Withheld => write!(f, "no credentials (PULUMI_WASM_OCI_USERNAME's are not for this registry)"),
             Source::IdentityToken(file) => {
                 write!(f, "no credentials (the identity token in {} is unusable)", file.display())
             }
@@ -59,8 +63,32 @@ fn docker_key(registry: &str) -> &str {
 
 /// Resolves the credentials for `reference`'s registry. Blocking: a
 /// credential helper is a process (call from a blocking thread).
-pub(super) fn credentials(env: Option<&(String, String)>, reference: &Reference) -> Result<Credentials, OciError> {
-    resolve(env, reference, docker_config_file())
+/// `env` goes only to the registry `scope` names, when set (empty: none).
+pub(super) fn credentials(
+    env: Option<&(String, String)>,
+    scope: Option<&str>,
+    reference: &Reference,
+) -> Result<Credentials, OciError> {
+    scoped(env, scope, reference, docker_config_file())
+}
+
+fn scoped(
+    env: Option<&(String, String)>,
+    scope: Option<&str>,
+    reference: &Reference,
+    docker_config: Option<PathBuf>,
+) -> Result<Credentials, OciError> {
+    let for_this = |r: &str| docker_key(r) == docker_key(&reference.registry);
+    match env {
+        Some(_) if !scope.is_none_or(for_this) => {
+            let found = resolve(None, reference, docker_config)?;
+            Ok(match found.source {
+                Source::Anonymous => Credentials { source: Source::Withheld, ..found },
+                _ => found,
+            })
+        }
+        _ => resolve(env, reference, docker_config),
+    }
 }
 
 fn resolve(
@@ -157,5 +185,32 @@ mod tests {
         assert!(matches!(c.auth, RegistryAuth::Basic(u, _) if u == "carol"));
         let c = resolve(None, &reference, Some("/nonexistent/config.json".into())).unwrap();
         assert!(matches!(c.source, Source::Anonymous));
+    }
+
+    #[test]
+    fn the_environments_credentials_go_only_to_the_registry_they_are_for() {
+        let env = ("carol".to_owned(), "pw".to_owned());
+        let none = Some(PathBuf::from("/nonexistent/config.json"));
+        let user = |registry: &str, scope: Option<&str>| {
+            let reference: Reference = format!("{registry}/acme/x:1").parse().unwrap();
+            let c = scoped(Some(&env), scope, &reference, none.clone()).unwrap();
+            match c.auth {
+                RegistryAuth::Basic(u, _) => u,
+                _ => c.source.to_string(),
+            }
+        };
+        assert_eq!(user("ghcr.io", None), "carol");
+        assert_eq!(user("ghcr.io", Some("ghcr.io")), "carol");
+        assert_eq!(user("docker.io", Some("index.docker.io")), "carol");
+        assert!(user("evil.example", Some("ghcr.io")).contains("not for this registry"));
+        // OciOptions::scoped with no PULUMI_WASM_OCI_REGISTRY: for no registry.
+        assert!(user("ghcr.io", Some("")).contains("not for this registry"));
+        // A registry the user logged in to still gets its own login.
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("config.json");
+        std::fs::write(&file, r#"{"auths": {"evil.example": {"auth": "Ym9iOnB3"}}}"#).unwrap();
+        let reference: Reference = "evil.example/acme/x:1".parse().unwrap();
+        let c = scoped(Some(&env), Some("ghcr.io"), &reference, Some(file)).unwrap();
+        assert!(matches!(c.auth, RegistryAuth::Basic(u, _) if u == "bob"));
     }
 }

@@ -78,6 +78,10 @@ impl OciError {
                 " (the registry wants credentials: run `docker login {}`, or set PULUMI_WASM_OCI_USERNAME and PULUMI_WASM_OCI_PASSWORD)",
                 reference.registry
             ),
+            auth::Source::Withheld => format!(
+                " (sent {used}: set PULUMI_WASM_OCI_REGISTRY={} to send them to this registry)",
+                reference.registry
+            ),
             auth::Source::IdentityToken(_) => {
                 format!(" (sent {used}: set PULUMI_WASM_OCI_USERNAME and PULUMI_WASM_OCI_PASSWORD)")
             }
@@ -122,10 +126,12 @@ fn chain(error: &dyn std::error::Error) -> String {
 pub struct OciOptions {
     /// Plain HTTP to any registry, not only loopback ones.
     pub insecure: bool,
-    /// Basic-auth username and password for every registry; when `None`,
-    /// each registry gets what `docker login` stored for it, if anything
-    /// (see `auth.rs`).
+    /// Basic-auth username and password for every registry (or only
+    /// `credentials_registry`); otherwise each registry gets what `docker
+    /// login` stored for it, if anything (see `auth.rs`).
     pub credentials: Option<(String, String)>,
+    /// The one registry `credentials` go to, when set.
+    pub credentials_registry: Option<String>,
     /// How long a Docker credential helper may take: a helper waiting on a
     /// prompt nobody sees (a keychain, pinentry) must not hang a plugin
     /// before its port line.
@@ -134,13 +140,14 @@ pub struct OciOptions {
 
 impl Default for OciOptions {
     fn default() -> Self {
-        OciOptions { insecure: false, credentials: None, helper_timeout: HELPER_TIMEOUT }
+        OciOptions { insecure: false, credentials: None, credentials_registry: None, helper_timeout: HELPER_TIMEOUT }
     }
 }
 
 impl OciOptions {
     /// `PULUMI_WASM_OCI_INSECURE=1` (or `true`), `PULUMI_WASM_OCI_USERNAME` and
-    /// `PULUMI_WASM_OCI_PASSWORD`, `PULUMI_WASM_OCI_HELPER_TIMEOUT` (seconds).
+    /// `PULUMI_WASM_OCI_PASSWORD` (for `PULUMI_WASM_OCI_REGISTRY` only, when
+    /// set), `PULUMI_WASM_OCI_HELPER_TIMEOUT` (seconds).
     pub fn from_env() -> Result<OciOptions, OciError> {
         let var = |name| std::env::var(name).ok().filter(|v| !v.is_empty());
         let insecure = var("PULUMI_WASM_OCI_INSECURE").is_some_and(|v| v == "1" || v.eq_ignore_ascii_case("true"));
@@ -157,7 +164,18 @@ impl OciOptions {
                 .and_then(|secs| Duration::try_from_secs_f64(secs).ok())
                 .ok_or(OciError::BadHelperTimeout(text))?,
         };
-        Ok(OciOptions { insecure, credentials, helper_timeout })
+        let credentials_registry = var("PULUMI_WASM_OCI_REGISTRY");
+        Ok(OciOptions { insecure, credentials, credentials_registry, helper_timeout })
+    }
+
+    /// For a reference the user did not give (a Parameterize value's recorded
+    /// source, written by whoever generated the SDK): the environment's
+    /// credentials go to it only if `PULUMI_WASM_OCI_REGISTRY` names its
+    /// registry, never to whatever registry a stranger's SDK names.
+    pub fn scoped(mut self) -> Self {
+        // An empty scope names no registry (and the refusal can say why none were sent).
+        self.credentials_registry.get_or_insert_default();
+        self
     }
 
     /// The credentials for `reference`'s registry, looked up on a blocking
@@ -165,7 +183,8 @@ impl OciOptions {
     /// [`OciOptions::helper_timeout`].
     async fn credentials(&self, reference: &Reference) -> Result<auth::Credentials, OciError> {
         let (env, target) = (self.credentials.clone(), reference.clone());
-        let lookup = tokio::task::spawn_blocking(move || auth::credentials(env.as_ref(), &target));
+        let scope = self.credentials_registry.clone();
+        let lookup = tokio::task::spawn_blocking(move || auth::credentials(env.as_ref(), scope.as_deref(), &target));
         match tokio::time::timeout(self.helper_timeout, lookup).await {
             Ok(done) => done.unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic())),
             Err(_) => Err(OciError::Credentials {

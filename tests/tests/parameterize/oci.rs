@@ -73,3 +73,36 @@ async fn a_private_component_is_pulled_with_the_users_docker_login() {
     p.boot(&bench.engine.address, json!({})).await.unwrap();
     random_lifecycle(&mut p).await;
 }
+
+#[tokio::test]
+async fn credentials_from_the_environment_go_only_where_the_user_sends_them() {
+    let registry = e2e_tests::Registry::start_with(e2e_tests::Auth::Token(&[("alice", "s3cret")]));
+    let tokens = registry.tokens.as_ref().unwrap();
+    let bench = Bench::new().await;
+    let version = env!("CARGO_PKG_VERSION");
+    let reference = format!("{}/private/random:{version}", registry.address);
+    bench.push(&component("random-provider"), &reference, Some(("alice", "s3cret")));
+    let creds = [("PULUMI_WASM_OCI_USERNAME", "alice"), ("PULUMI_WASM_OCI_PASSWORD", "s3cret")];
+    let alice = || tokens.log().iter().filter(|l| l.starts_with("alice ")).count();
+
+    // `pulumi package add wasm oci://...`: the user named this registry, so it gets their credentials.
+    let mut p = bench.start_with("a", &creds).await;
+    by_args(&mut p, &[&format!("oci://{reference}")]).await.unwrap_or_else(|e| panic!("{e}; {}", p.stderr()));
+    let value = value_of(&schema(&mut p, "", "").await);
+    drop(p);
+
+    // A value names its registry itself (whoever generated the SDK chose it):
+    // on a machine without the component, the credentials are not sent to it.
+    let before = alice();
+    let mut p = bench.start_with("b", &creds).await;
+    let err = by_value(&mut p, "random", version, &value).await.unwrap_err();
+    assert_status(&err, Code::NotFound, &[&format!("PULUMI_WASM_OCI_REGISTRY={}", registry.address)]);
+    assert_eq!(alice(), before, "no token asked for as alice: {:?}", tokens.log());
+    drop(p);
+
+    // Unless PULUMI_WASM_OCI_REGISTRY says they are for that registry.
+    let scoped = [creds[0], creds[1], ("PULUMI_WASM_OCI_REGISTRY", registry.address.as_str())];
+    let mut p = bench.start_with("b", &scoped).await;
+    by_value(&mut p, "random", version, &value).await.unwrap_or_else(|e| panic!("{e}; {}", p.stderr()));
+    assert!(alice() > before, "{:?}", tokens.log());
+}
