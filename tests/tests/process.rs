@@ -175,7 +175,7 @@ async fn busy_guests_do_not_stall_other_calls() {
 }
 
 #[tokio::test]
-async fn compiled_components_are_cached_and_a_corrupt_artifact_is_rebuilt() {
+async fn compiled_components_are_cached_and_a_corrupt_or_foreign_artifact_is_rebuilt() {
     let cache = tempfile::tempdir().unwrap();
     let info = || {
         let out = std::process::Command::new(host_bin())
@@ -197,6 +197,18 @@ async fn compiled_components_are_cached_and_a_corrupt_artifact_is_rebuilt() {
     std::fs::write(&artifacts[0], b"garbage").unwrap();
     assert!(info().contains("cached:  no"), "a corrupt artifact is recompiled, not trusted");
     assert!(info().contains("cached:  yes"));
+
+    // Native code others could have written is not run either (Unix: the mode says so).
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(&artifacts[0]).unwrap().permissions().mode() & 0o777, 0o644);
+        std::fs::set_permissions(&artifacts[0], std::fs::Permissions::from_mode(0o666)).unwrap();
+        assert!(info().contains("cached:  no"), "an artifact others may write is recompiled, not loaded");
+        assert!(info().contains("cached:  yes"), "and written again, for this user only");
+        std::fs::set_permissions(cache.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+        assert!(info().contains("cached:  no"), "nor from a directory anyone may write");
+    }
 }
 
 #[tokio::test]

@@ -13,6 +13,7 @@ use wasmtime::component::Component;
 
 use super::RuntimeError;
 use super::needs::Needs;
+use super::trust;
 
 /// How long before a record was taken a file's last change must lie for the
 /// record to be trusted (see [`ArtifactCache::known_file`]). File timestamps
@@ -72,8 +73,13 @@ impl ArtifactCache {
         if !path.is_file() {
             return None;
         }
+        if let Err(why) = trust::check(&path) {
+            tracing::warn!("not loading cached artifact {}: {why}; compiling instead", path.display());
+            return None;
+        }
         // SAFETY: the file was written by `store` below from `precompile_component`
-        // of this engine configuration (the name carries both hashes).
+        // of this engine configuration (the name carries both hashes), and
+        // nobody but this user (or root) can have written it since.
         let loaded = if self.in_memory {
             std::fs::read(&path)
                 .map_err(wasmtime::Error::from)
@@ -123,7 +129,10 @@ impl ArtifactCache {
     /// can already replace the artifacts themselves, so the record adds no
     /// new trust.
     pub fn known_file(&self, path: &Path) -> Option<KnownFile> {
-        let record = std::fs::read(self.record_path(path)?).ok()?;
+        let record_path = self.record_path(path)?;
+        // A planted record could name another cached component for this file.
+        trust::check(&record_path).ok()?;
+        let record = std::fs::read(record_path).ok()?;
         let known: KnownFile = serde_json::from_slice(&record).ok()?;
         // The digest names the artifact's file: nothing but a SHA-256 in hex.
         let hex = known.digest.len() == 64 && known.digest.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
@@ -151,7 +160,7 @@ impl ArtifactCache {
             let dir = record.parent().expect("records live in a directory");
             std::fs::create_dir_all(dir)?;
             let tmp = tempfile_in(dir)?;
-            std::fs::write(&tmp, serde_json::to_vec(&known)?)?;
+            write_new(&tmp, &serde_json::to_vec(&known)?)?;
             std::fs::rename(&tmp, &record).inspect_err(|_| {
                 let _ = std::fs::remove_file(&tmp);
             })
@@ -171,11 +180,18 @@ impl ArtifactCache {
     fn store(&self, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         std::fs::create_dir_all(&self.dir)?;
         let tmp = tempfile_in(&self.dir)?;
-        std::fs::write(&tmp, bytes)?;
+        write_new(&tmp, bytes)?;
         std::fs::rename(&tmp, path).inspect_err(|_| {
             let _ = std::fs::remove_file(&tmp);
         })
     }
+}
+
+/// A new file holding `bytes`, removed again if writing fails.
+fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    std::io::Write::write_all(&mut trust::create(path)?, bytes).inspect_err(|_| {
+        let _ = std::fs::remove_file(path);
+    })
 }
 
 fn tempfile_in(dir: &Path) -> std::io::Result<PathBuf> {

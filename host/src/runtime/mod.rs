@@ -16,6 +16,7 @@ mod pool;
 mod sandbox;
 mod state;
 mod ticker;
+mod trust;
 
 pub use backend::{Backend, CallError, CallResult};
 pub use cache::{ArtifactCache, KnownFile, SeenFile};
