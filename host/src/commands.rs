@@ -139,7 +139,7 @@ pub fn approve(ids: &[String]) -> anyhow::Result<()> {
             anyhow::bail!("the request kept for {id} is not for what that id names; nothing was approved");
         }
         let record = Record::decode(&store.approve(id)?).context("the approved record")?;
-        println!("approved {} {} ({}) with:", record.name, record.version, record.component);
+        println!("approved {} ({}) with:", record.package(), record.component.escape_debug());
         for grant in record.grants.describe() {
             println!("  {grant}");
         }

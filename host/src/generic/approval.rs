@@ -44,6 +44,11 @@ impl Record {
         digest(&serde_json::to_vec(&(&self.component, &self.grants)).expect("digest and grants serialize"))
     }
 
+    /// `name version`, escaped (they are the value's word until the component loads).
+    pub fn package(&self) -> String {
+        format!("{} {}", self.name.escape_debug(), self.version.escape_debug())
+    }
+
     pub fn encode(&self) -> Vec<u8> {
         serde_json::to_vec_pretty(self).expect("a record serializes")
     }
@@ -82,11 +87,10 @@ impl Approvals<'_> {
             tracing::warn!("keeping the request for approval {id}: {e}");
         }
         Err(format!(
-            "{} {} (component {}) pins grants this machine has not approved: {}. Whoever generated the SDK \
+            "{} (component {}) pins grants this machine has not approved: {}. Whoever generated the SDK \
              chose them. To let it run with them, approve once with `pulumi-wasm approve {id}` (it shows \
              them again), or list the id in PULUMI_WASM_APPROVED (e.g. in CI), or give them in your policy",
-            record.name,
-            record.version,
+            record.package(),
             record.component,
             record.grants.describe().join(", "),
         ))
@@ -144,5 +148,10 @@ mod tests {
         policy.providers.insert("kv".into(), asks.grants.clone());
         assert!(Approvals { policy: &policy, store: &elsewhere, listed: none }.check(&asks).is_ok());
         assert!(Approvals { policy: &policy, store: &elsewhere, listed: none }.check(&renamed).is_err(), "by name");
+
+        // What the value says reaches the user's terminal escaped.
+        let sneaky = Record { name: "kv\u{1b}[2K".into(), ..record(&["https://x\u{1b}[1A.example.com"]) };
+        let refused = approvals.check(&sneaky).unwrap_err();
+        assert!(!refused.contains('\u{1b}') && refused.contains("kv\\u{1b}[2K"), "{refused}");
     }
 }

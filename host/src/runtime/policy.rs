@@ -163,14 +163,16 @@ impl Grants {
     }
 
     /// Each grant, as a user reads it: `http "https://api.example.com"`.
+    /// Quoted with escapes: grants may come from someone else's SDK, and a
+    /// control character could hide one on the user's terminal.
     pub fn describe(&self) -> Vec<String> {
-        let quoted = |kind: &str, list: &[String]| list.iter().map(|v| format!("{kind} \"{v}\"")).collect::<Vec<_>>();
+        let quoted = |kind: &str, list: &[String]| list.iter().map(|v| format!("{kind} {v:?}")).collect::<Vec<_>>();
         let mut out = quoted("http", &self.http);
         out.extend(quoted("http-private", &self.http_private));
         out.extend(quoted("env", &self.env));
         out.extend(self.dirs.iter().map(|d| {
             let mode = if d.read_only { "read-only" } else { "read-write" };
-            format!("dir \"{}\" as \"{}\" ({mode})", d.host.display(), d.guest)
+            format!("dir {:?} as {:?} ({mode})", d.host, d.guest)
         }));
         out.extend(self.memory_mb.map(|m| format!("memory-mb {m}")));
         out.extend(self.timeout_s.map(|t| format!("timeout-s {t}")));
@@ -404,5 +406,7 @@ mod tests {
                 "dir \"/srv\" as \"/srv\" (read-write)",
             ]
         );
+        let sneaky = Grants { env: vec!["A\u{1b}[2K\rB".into()], ..Grants::default() };
+        assert_eq!(sneaky.describe(), ["env \"A\\u{1b}[2K\\rB\""]);
     }
 }
