@@ -132,6 +132,10 @@ pub fn remove(spec: &str) -> anyhow::Result<()> {
 pub fn approve(ids: &[String]) -> anyhow::Result<()> {
     let store = Store::open_default()?;
     for id in ids {
+        if store.read_approval(id, false)?.is_none() && store.read_approval(id, true)?.is_some() {
+            println!("{id} is approved already");
+            continue;
+        }
         // Checked before it is approved: the file must hold what its name says.
         if let Some(pending) = store.read_approval(id, false)?
             && Record::decode(&pending).is_none_or(|r| r.id() != *id)

@@ -73,6 +73,7 @@ async fn pinned_grants_run_only_where_they_were_approved() {
     assert!(approve(&bench, "user", &[&unknown]).unwrap_err().contains("nothing asked for approval"));
     let shown = approve(&bench, "user", &[&id]).unwrap();
     assert!(shown.contains("approved kv") && shown.contains(&api.url()), "{shown}");
+    assert!(approve(&bench, "user", &[&id]).unwrap().contains("approved already"));
     let mut p = bench.start("user").await;
     by_value(&mut p, "kv", version, &value).await.unwrap();
     p.boot(&bench.engine.address, json!({"endpoint": api.url()})).await.unwrap();
