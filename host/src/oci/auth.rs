@@ -1,7 +1,8 @@
 //! Which credentials a registry gets: `PULUMI_WASM_OCI_USERNAME`/`_PASSWORD`
-//! when set (and `PULUMI_WASM_OCI_REGISTRY`, if set, names it), else what `docker login` stored for that registry (the Docker
-//! config's `auths`, `credHelpers` or `credsStore`, read by `docker_credential`,
-//! which also runs the helpers), else none. Either way a registry that
+//! when set (and `PULUMI_WASM_OCI_REGISTRY`, if set, names it), else what
+//! `docker login` stored for that registry (the Docker config's `auths`,
+//! `credHelpers` or `credsStore`, read by `docker_credential`, which also
+//! runs the helpers), else none. Either way a registry that
 //! answers with a bearer-token challenge gets the token flow from `oci-client`.
 
 use std::fmt;

@@ -79,7 +79,7 @@ impl ArtifactCache {
         }
         // SAFETY: the file was written by `store` below from `precompile_component`
         // of this engine configuration (the name carries both hashes), and
-        // nobody but this user (or root) can have written it since.
+        // (on Unix, `trust::check`) nobody but this user or root can have written it since.
         let loaded = if self.in_memory {
             std::fs::read(&path)
                 .map_err(wasmtime::Error::from)
