@@ -15,6 +15,7 @@
 //! registries (Wasm artifact layout, digest-verified; uses `store` only).
 //!
 //! Below them all, `dirs`: the default store and artifact-cache directories,
+//! and `trust`: whether a file this host once wrote may be believed; both
 //! shared by `store` and `runtime` so that neither depends on the other.
 
 pub mod convert;
@@ -24,3 +25,4 @@ pub mod oci;
 pub mod runtime;
 pub mod server;
 pub mod store;
+mod trust;

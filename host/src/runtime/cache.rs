@@ -13,7 +13,7 @@ use wasmtime::component::Component;
 
 use super::RuntimeError;
 use super::needs::Needs;
-use super::trust;
+use crate::trust;
 
 /// How long before a record was taken a file's last change must lie for the
 /// record to be trusted (see [`ArtifactCache::known_file`]). File timestamps
@@ -73,19 +73,24 @@ impl ArtifactCache {
         if !path.is_file() {
             return None;
         }
-        if let Err(why) = trust::check(&path) {
-            tracing::warn!("not loading cached artifact {}: {why}; compiling instead", path.display());
-            return None;
-        }
+        let file = match trust::open(&path) {
+            Ok(file) => file,
+            Err(why) => {
+                tracing::warn!("not loading cached artifact {}: {why}; compiling instead", path.display());
+                return None;
+            }
+        };
         // SAFETY: the file was written by `store` below from `precompile_component`
         // of this engine configuration (the name carries both hashes), and
-        // (on Unix, `trust::check`) nobody but this user or root can have written it since.
+        // (on Unix, `trust::open`) nobody but this user or root can have written it
+        // since; what is loaded is that open file, whatever its name points at now.
         let loaded = if self.in_memory {
-            std::fs::read(&path)
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(&mut &file, &mut bytes)
                 .map_err(wasmtime::Error::from)
-                .and_then(|b| unsafe { Component::deserialize(engine, &b) })
+                .and_then(|_| unsafe { Component::deserialize(engine, &bytes) })
         } else {
-            unsafe { Component::deserialize_file(engine, &path) }
+            unsafe { Component::deserialize_file(engine, trust::path_of(&file, &path)) }
         };
         match loaded {
             Ok(c) => Some(c),
@@ -129,10 +134,10 @@ impl ArtifactCache {
     /// can already replace the artifacts themselves, so the record adds no
     /// new trust.
     pub fn known_file(&self, path: &Path) -> Option<KnownFile> {
-        let record_path = self.record_path(path)?;
         // A planted record could name another cached component for this file.
-        trust::check(&record_path).ok()?;
-        let record = std::fs::read(record_path).ok()?;
+        let file = trust::open(&self.record_path(path)?).ok()?;
+        let mut record = Vec::new();
+        std::io::Read::read_to_end(&mut &file, &mut record).ok()?;
         let known: KnownFile = serde_json::from_slice(&record).ok()?;
         // The digest names the artifact's file: nothing but a SHA-256 in hex.
         let hex = known.digest.len() == 64 && known.digest.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));

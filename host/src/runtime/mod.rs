@@ -16,7 +16,6 @@ mod pool;
 mod sandbox;
 mod state;
 mod ticker;
-mod trust;
 
 pub use backend::{Backend, CallError, CallResult};
 pub use cache::{ArtifactCache, KnownFile, SeenFile};

@@ -3,7 +3,7 @@
 //! beyond bytes and an id (the caller's hash of what it approves).
 //!
 //! ```text
-//! approvals/<id>.json           approved
+//! approvals/<id>.json           approved (0644, believed only if no one else can have written it)
 //! approvals/pending/<id>.json   asked for and refused; `approve` moves it up
 //! ```
 
@@ -12,6 +12,7 @@ use std::io;
 use std::path::PathBuf;
 
 use super::{Store, StoreError, check_digest, io_err, write_atomic};
+use crate::trust;
 
 /// A record larger than this is not one of ours.
 const MAX_RECORD: u64 = 1 << 20;
@@ -36,13 +37,13 @@ impl Store {
     }
 
     /// The record `id`, approved or pending; `None` when there is none.
+    /// One that someone else can have written is refused ([`trust::open`]).
     pub fn read_approval(&self, id: &str, approved: bool) -> Result<Option<Vec<u8>>, StoreError> {
         let path = self.approval_path(id, approved)?;
-        let file = match fs::File::open(&path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(io_err("reading", &path)(e)),
-        };
+        if !path.exists() {
+            return Ok(None);
+        }
+        let file = trust::open(&path).map_err(|why| StoreError::BadIndex { path: path.clone(), why })?;
         let mut bytes = Vec::new();
         io::Read::read_to_end(&mut io::Read::take(file, MAX_RECORD + 1), &mut bytes)
             .map_err(io_err("reading", &path))?;

@@ -456,7 +456,8 @@ fn write_atomic(dir: &Path, dest: &Path, bytes: &[u8]) -> io::Result<()> {
     let tmp =
         dir.join(format!("{TMP_PREFIX}{}-{nonce}-{}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed)));
     let result = (|| {
-        let mut file = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        // 0644 whatever the umask: approvals are believed only if no one else may write them.
+        let mut file = crate::trust::create(&tmp)?;
         file.write_all(bytes)?;
         file.sync_all()?;
         drop(file);
