@@ -15,8 +15,25 @@ use crate::runtime::{CallError, RuntimeError};
 /// 16 MiB), so a huge one would reach the engine as a transport error.
 const MAX_MESSAGE: usize = 64 * 1024;
 
-/// `m`, cut to [`MAX_MESSAGE`] bytes at a character boundary.
+/// `m`, cut to [`MAX_MESSAGE`] bytes at a character boundary, its control
+/// characters but newlines and tabs escaped: the engine prints it on the
+/// user's terminal, and it quotes text from guests, values and registries,
+/// where an escape sequence could rewrite what the user reads.
 fn cap(m: String) -> String {
+    let m =
+        if m.chars().any(|c| c.is_control() && c != '\n' && c != '\t') {
+            m.chars()
+                .map(|c| {
+                    if c.is_control() && c != '\n' && c != '\t' {
+                        c.escape_default().to_string()
+                    } else {
+                        c.to_string()
+                    }
+                })
+                .collect()
+        } else {
+            m
+        };
     if m.len() <= MAX_MESSAGE {
         return m;
     }
@@ -207,6 +224,7 @@ mod tests {
         let trap = RuntimeError::Trap { message: huge, partial: None };
         assert!(runtime(trap, WireOptions::default(), Effect::Reads).message().len() < MAX_MESSAGE + 40);
         assert_eq!(cap("short".into()), "short");
+        assert_eq!(cap("a\u{1b}[2K\rb\n\tc".into()), "a\\u{1b}[2K\\rb\n\tc");
     }
 
     #[test]
