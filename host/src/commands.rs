@@ -143,7 +143,7 @@ pub fn approve(ids: &[String]) -> anyhow::Result<()> {
             anyhow::bail!("the request kept for {id} is not for what that id names; nothing was approved");
         }
         let record = Record::decode(&store.approve(id)?).context("the approved record")?;
-        println!("approved {} ({}) with:", record.package(), record.component.escape_debug());
+        println!("approved {} ({}) with:", record.package(), record.origin());
         for grant in record.grants.describe() {
             println!("  {grant}");
         }

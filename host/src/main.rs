@@ -43,6 +43,12 @@ fn run() -> anyhow::Result<()> {
 fn dispatch(runtime: &tokio::runtime::Runtime) -> anyhow::Result<()> {
     let exe = std::env::args_os().next().map(PathBuf::from).unwrap_or_default();
     match plugin::name_of(&exe) {
+        // The plugin's own executable takes `approve` too: a refusal names it,
+        // and the user may not have `pulumi-wasm` on their PATH. (The engine
+        // passes flags and an address, never a word.)
+        Some(_) if std::env::args().nth(1).as_deref() == Some("approve") => {
+            commands::approve(&std::env::args().skip(2).collect::<Vec<_>>())
+        }
         Some(name) => {
             let cli = PluginCli::parse();
             init_logging(&cli.engine);

@@ -4,15 +4,18 @@
 //! The value travels inside a generated SDK, so whoever generated the SDK
 //! chose those grants. They are honoured only when
 //! - there are none;
-//! - the user's policy (policy file, `--allow-*`) gives each of them already;
+//! - the user's policy gives each of them to every provider already (its
+//!   `[defaults]`, `--allow-*`): a `[providers.<name>]` section does not
+//!   count, since a component chooses its own name;
 //! - this machine approved exactly this component under exactly these grants:
 //!   `pulumi package add` here (the args form) records that, and so does
 //!   `pulumi-wasm approve ID` for a package refused before (the refusal
 //!   keeps what was asked for, so the user approves what they were shown);
 //! - or `PULUMI_WASM_APPROVED` lists the id (CI, for a repository's own SDKs).
 //!
-//! The id hashes the component's digest and the grants: another component,
-//! or one grant more, asks again.
+//! The id hashes the component's digest, the grants and the guest's own
+//! parameter (which may be a program the component runs): another
+//! component, another guest value or one grant more asks again.
 
 use serde::{Deserialize, Serialize};
 
@@ -29,24 +32,44 @@ pub struct Record {
     pub version: String,
     /// `sha256:<hex>` of the component.
     pub component: String,
+    /// Where the value says it comes from, for the reader.
+    pub source: String,
     pub grants: Grants,
+    /// The guest's own parameter: `<name> <version> sha256:<hex of its value>`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guest: Option<String>,
 }
 
 impl Record {
     pub fn of(parameter: &Parameter) -> Record {
         let c = &parameter.component;
-        let grants = parameter.grants.clone();
-        Record { name: c.name.clone(), version: c.version.clone(), component: c.digest.clone(), grants }
+        let guest = parameter.guest.as_ref().map(|g| format!("{} {} sha256:{}", g.name, g.version, digest(&g.bytes())));
+        Record {
+            name: c.name.clone(),
+            version: c.version.clone(),
+            component: c.digest.clone(),
+            source: c.source.clone(),
+            grants: parameter.grants.clone(),
+            guest,
+        }
     }
 
-    /// Only what is approved counts: the component and the grants.
+    /// Only what is approved counts: the component, the grants, the guest's parameter.
     pub fn id(&self) -> String {
-        digest(&serde_json::to_vec(&(&self.component, &self.grants)).expect("digest and grants serialize"))
+        let approved = (&self.component, &self.grants, &self.guest);
+        digest(&serde_json::to_vec(&approved).expect("a parameter's grants serialize"))
     }
 
-    /// `name version`, escaped (they are the value's word until the component loads).
+    /// `name version` (and the guest's package), escaped: they are the
+    /// value's word until the component loads.
     pub fn package(&self) -> String {
-        format!("{} {}", self.name.escape_debug(), self.version.escape_debug())
+        let guest = self.guest.as_deref().map(|g| format!(", as {}", g.escape_debug())).unwrap_or_default();
+        format!("{} {}{guest}", self.name.escape_debug(), self.version.escape_debug())
+    }
+
+    /// The component and where the value says it comes from, escaped.
+    pub fn origin(&self) -> String {
+        format!("{} from {}", self.component.escape_debug(), self.source.escape_debug())
     }
 
     pub fn encode(&self) -> Vec<u8> {
@@ -55,6 +78,18 @@ impl Record {
 
     pub fn decode(bytes: &[u8]) -> Option<Record> {
         serde_json::from_slice(bytes).ok()
+    }
+}
+
+/// This executable, as the user would type it: `pulumi-wasm`, or the
+/// plugin's own path (it takes `approve` too), which the user may not have
+/// on their PATH.
+fn command() -> String {
+    let exe = std::env::current_exe().ok();
+    match exe.as_deref().and_then(|p| p.to_str()) {
+        Some(p) if p.contains(char::is_whitespace) => format!("'{p}'"),
+        Some(p) => p.to_owned(),
+        None => "pulumi-wasm".to_owned(),
     }
 }
 
@@ -70,7 +105,7 @@ impl Approvals<'_> {
     /// `Ok` when `record` may run; else the message telling the user how to
     /// approve it, having kept the record for `pulumi-wasm approve`.
     pub fn check(&self, record: &Record) -> Result<(), String> {
-        if record.grants == Grants::default() || self.policy.for_provider(&record.name).covers(&record.grants) {
+        if record.grants == Grants::default() || self.policy.defaults.covers(&record.grants) {
             return Ok(());
         }
         let id = record.id();
@@ -88,11 +123,13 @@ impl Approvals<'_> {
         }
         Err(format!(
             "{} (component {}) pins grants this machine has not approved: {}. Whoever generated the SDK \
-             chose them. To let it run with them, approve once with `pulumi-wasm approve {id}` (it shows \
-             them again), or list the id in PULUMI_WASM_APPROVED (e.g. in CI), or give them in your policy",
+             chose them. To let it run with them, approve once with `{} approve {id}` (it shows them \
+             again), or list the id in PULUMI_WASM_APPROVED (e.g. in CI), or grant them to every \
+             provider in your policy's [defaults]",
             record.package(),
-            record.component,
+            record.origin(),
             record.grants.describe().join(", "),
+            command(),
         ))
     }
 
@@ -114,7 +151,15 @@ mod tests {
 
     fn record(http: &[&str]) -> Record {
         let grants = Grants { http: http.iter().map(|h| h.to_string()).collect(), ..Grants::default() };
-        Record { name: "kv".into(), version: "0.1.0".into(), component: format!("sha256:{}", "a".repeat(64)), grants }
+        let component = format!("sha256:{}", "a".repeat(64));
+        Record {
+            name: "kv".into(),
+            version: "0.1.0".into(),
+            component,
+            source: "/x/kv.wasm".into(),
+            grants,
+            guest: None,
+        }
     }
 
     #[test]
@@ -127,13 +172,16 @@ mod tests {
         let asks = record(&["https://api.example.com"]);
         assert!(approvals.check(&record(&[])).is_ok(), "no grants, nothing to approve");
         let refused = approvals.check(&asks).unwrap_err();
-        assert!(refused.contains(&format!("pulumi-wasm approve {}", asks.id())), "{refused}");
+        assert!(refused.contains(&format!(" approve {}", asks.id())) && refused.contains("/x/kv.wasm"), "{refused}");
         assert!(store.read_approval(&asks.id(), false).unwrap().is_some(), "kept for `approve`");
 
-        // The id is of the component and the grants only; one grant more is another id.
-        let renamed = Record { name: "other".into(), ..asks.clone() };
+        // The id is of the component, the grants and the guest's parameter; not of names.
+        let renamed = Record { name: "other".into(), source: "elsewhere".into(), ..asks.clone() };
         assert_eq!(renamed.id(), asks.id());
         assert_ne!(record(&["https://api.example.com", "https://x.example.com"]).id(), asks.id());
+        let program = |p: &str| Record { guest: Some(format!("shop 1.0.0 sha256:{p}")), ..asks.clone() };
+        assert_ne!(program("1").id(), asks.id());
+        assert_ne!(program("1").id(), program("2").id());
 
         // A file named for the id but holding other grants does not count.
         store.write_approval(&asks.id(), &record(&[]).encode(), true).unwrap();
@@ -144,10 +192,12 @@ mod tests {
         let listed = [asks.id()];
         let elsewhere = Store::new(dir.path().join("elsewhere"));
         assert!(Approvals { policy: &policy, store: &elsewhere, listed: &listed }.check(&asks).is_ok());
+        // The policy's defaults cover; a section for the name the value claims does not.
         let mut policy = Policy::default();
         policy.providers.insert("kv".into(), asks.grants.clone());
+        assert!(Approvals { policy: &policy, store: &elsewhere, listed: none }.check(&asks).is_err());
+        policy.defaults = asks.grants.clone();
         assert!(Approvals { policy: &policy, store: &elsewhere, listed: none }.check(&asks).is_ok());
-        assert!(Approvals { policy: &policy, store: &elsewhere, listed: none }.check(&renamed).is_err(), "by name");
 
         // What the value says reaches the user's terminal escaped.
         let sneaky = Record { name: "kv\u{1b}[2K".into(), ..record(&["https://x\u{1b}[1A.example.com"]) };

@@ -171,9 +171,11 @@ impl GenericProvider {
             Some(GuestParameter { name: package.name, version: package.version, value: param::b64(&value) })
         };
         let parameter = Parameter { wasm: param::FORMAT, component: pinned, grants: unit.grants.clone(), guest };
-        // The user gave these grants here (policy and flags): later runs from this value need not ask.
-        self.approvals().approve(&Record::of(&parameter));
-        self.add(parameter, unit)
+        let record = Record::of(&parameter);
+        let sub = self.add(parameter, unit)?;
+        // These grants were given here (the policy and the flags): later runs from this value need not ask.
+        self.approvals().approve(&record);
+        Ok(sub)
     }
 
     async fn parameterize_value(&self, v: rp::ParameterValue) -> Result<Arc<Sub>, GenericError> {

@@ -4,15 +4,15 @@
 use super::component::kv_create;
 use super::*;
 
-/// The approval id a refusal names: `pulumi-wasm approve <id>`.
+/// The approval id a refusal names: `<this plugin> approve <id>`.
 fn approval_id(refusal: &Status) -> String {
-    let (_, rest) = refusal.message().split_once("pulumi-wasm approve ").expect("the refusal names the command");
+    let (_, rest) = refusal.message().rsplit_once(" approve ").expect("the refusal names the command");
     rest.chars().take_while(char::is_ascii_hexdigit).collect()
 }
 
-/// `pulumi-wasm approve ids...` with the store `store`; its stdout.
-fn approve(bench: &Bench, store: &str, ids: &[&str]) -> Result<String, String> {
-    let out = std::process::Command::new(host_bin())
+/// `<exe> approve ids...` with the store `store`; its stdout.
+fn approve_with(exe: &Path, bench: &Bench, store: &str, ids: &[&str]) -> Result<String, String> {
+    let out = std::process::Command::new(exe)
         .arg("approve")
         .args(ids)
         .env("PULUMI_WASM_STORE", bench.store(store))
@@ -20,6 +20,10 @@ fn approve(bench: &Bench, store: &str, ids: &[&str]) -> Result<String, String> {
         .unwrap();
     let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
     if out.status.success() { Ok(text(&out.stdout)) } else { Err(text(&out.stderr)) }
+}
+
+fn approve(bench: &Bench, store: &str, ids: &[&str]) -> Result<String, String> {
+    approve_with(&host_bin(), bench, store, ids)
 }
 
 #[tokio::test]
@@ -45,6 +49,15 @@ async fn pinned_grants_run_only_where_they_were_approved() {
     assert_status(&refused, Code::FailedPrecondition, &["not approved", &format!("http \"{}\"", api.url())]);
     let id = approval_id(&refused);
     assert_eq!(id.len(), 64, "{}", refused.message());
+    // It names the plugin itself, which takes `approve`: the user may not have pulumi-wasm.
+    assert!(refused.message().contains(&format!("{} approve {id}", bench.exe.display())), "{}", refused.message());
+    // Refused before anything is fetched: a value naming a source that is gone is refused the same way.
+    let mut gone: Json = serde_json::from_slice(&value).unwrap();
+    gone["component"]["source"] = json!("/nonexistent/kv.wasm");
+    let gone = serde_json::to_vec(&gone).unwrap();
+    let again = by_value(&mut p, "kv", version, &gone).await.unwrap_err();
+    assert_status(&again, Code::FailedPrecondition, &["not approved", "/nonexistent/kv.wasm"]);
+    assert_eq!(approval_id(&again), id, "where it comes from is not what is approved");
     // The process keeps serving: the same package from a value without grants is fine.
     let plain = {
         let mut q = bench.start("author").await;
@@ -61,9 +74,15 @@ async fn pinned_grants_run_only_where_they_were_approved() {
     assert_eq!(kv_create(&mut p, "a").await.unwrap().id, "a");
     drop(p);
 
-    // So does a policy that already gives the grant.
+    // So does a policy that gives the grant to every provider; not a section
+    // for the name the value claims, which any component can take.
     let policy = bench.dir.path().join("policy.toml");
     std::fs::write(&policy, format!("[providers.kv]\nhttp = [\"{}\"]\n", api.url())).unwrap();
+    let mut p = bench.start_with("user", &[("PULUMI_WASM_POLICY", policy.to_str().unwrap())]).await;
+    let refused = by_value(&mut p, "kv", version, &value).await.unwrap_err();
+    assert_status(&refused, Code::FailedPrecondition, &["not approved"]);
+    drop(p);
+    std::fs::write(&policy, format!("[defaults]\nhttp = [\"{}\"]\n", api.url())).unwrap();
     let mut p = bench.start_with("user", &[("PULUMI_WASM_POLICY", policy.to_str().unwrap())]).await;
     by_value(&mut p, "kv", version, &value).await.unwrap();
     drop(p);
@@ -71,8 +90,9 @@ async fn pinned_grants_run_only_where_they_were_approved() {
     // Only what was asked for can be approved; `approve` shows it again and then it runs.
     let unknown = "ab".repeat(32);
     assert!(approve(&bench, "user", &[&unknown]).unwrap_err().contains("nothing asked for approval"));
-    let shown = approve(&bench, "user", &[&id]).unwrap();
+    let shown = approve_with(&bench.exe, &bench, "user", &[&id]).unwrap();
     assert!(shown.contains("approved kv") && shown.contains(&api.url()), "{shown}");
+    assert!(shown.contains(kv.to_str().unwrap()), "where it comes from: {shown}");
     assert!(approve(&bench, "user", &[&id]).unwrap().contains("approved already"));
     let mut p = bench.start("user").await;
     by_value(&mut p, "kv", version, &value).await.unwrap();
