@@ -78,9 +78,10 @@ impl OciError {
                 " (the registry wants credentials: run `docker login {}`, or set PULUMI_WASM_OCI_USERNAME and PULUMI_WASM_OCI_PASSWORD)",
                 reference.registry
             ),
+            // Not a ready-made assignment: this registry may be one a stranger's SDK named.
             auth::Source::Withheld => format!(
-                " (sent {used}: set PULUMI_WASM_OCI_REGISTRY={} to send them to this registry)",
-                reference.registry
+                " (sent {used}: a parameterized package's value named this registry, not you; \
+                 PULUMI_WASM_OCI_REGISTRY sends them to the one registry it names, if you trust it)"
             ),
             auth::Source::IdentityToken(_) => {
                 format!(" (sent {used}: set PULUMI_WASM_OCI_USERNAME and PULUMI_WASM_OCI_PASSWORD)")
