@@ -3,7 +3,7 @@
 //!
 //! The value travels inside a generated SDK, so whoever generated the SDK
 //! chose those grants. They are honoured only when
-//! - there are none;
+//! - there are none (limits up to the host's own count as none);
 //! - the user's policy gives each of them to every provider already (its
 //!   `[defaults]`, `--allow-*`): a `[providers.<name>]` section does not
 //!   count, since a component chooses its own name;
@@ -95,17 +95,28 @@ fn command() -> String {
 
 /// Where approvals come from (see the module's doc).
 pub struct Approvals<'a> {
-    pub policy: &'a Policy,
+    /// What the user grants every provider: the policy's defaults, their
+    /// limits filled in with the host's (a value may ask for no more).
+    pub local: Grants,
     pub store: &'a Store,
     /// `PULUMI_WASM_APPROVED`.
     pub listed: &'a [String],
 }
 
-impl Approvals<'_> {
+impl<'a> Approvals<'a> {
+    /// `policy`'s defaults as what every provider gets, with the host's
+    /// `limits` (memory in MiB, seconds) where the policy sets none.
+    pub fn new(policy: &Policy, limits: (usize, u64), store: &'a Store, listed: &'a [String]) -> Self {
+        let mut local = policy.defaults.clone();
+        local.memory_mb.get_or_insert(limits.0);
+        local.timeout_s.get_or_insert(limits.1);
+        Approvals { local, store, listed }
+    }
+
     /// `Ok` when `record` may run; else the message telling the user how to
     /// approve it, having kept the record for `pulumi-wasm approve`.
     pub fn check(&self, record: &Record) -> Result<(), String> {
-        if record.grants == Grants::default() || self.policy.defaults.covers(&record.grants) {
+        if record.grants == Grants::default() || self.local.covers(&record.grants) {
             return Ok(());
         }
         let id = record.id();
@@ -168,7 +179,8 @@ mod tests {
         let store = Store::new(dir.path());
         let policy = Policy::default();
         let none: &[String] = &[];
-        let approvals = Approvals { policy: &policy, store: &store, listed: none };
+        let limits = (512, 900);
+        let approvals = Approvals::new(&policy, limits, &store, none);
         let asks = record(&["https://api.example.com"]);
         assert!(approvals.check(&record(&[])).is_ok(), "no grants, nothing to approve");
         let refused = approvals.check(&asks).unwrap_err();
@@ -191,13 +203,23 @@ mod tests {
 
         let listed = [asks.id()];
         let elsewhere = Store::new(dir.path().join("elsewhere"));
-        assert!(Approvals { policy: &policy, store: &elsewhere, listed: &listed }.check(&asks).is_ok());
+        assert!(Approvals::new(&policy, limits, &elsewhere, &listed).check(&asks).is_ok());
         // The policy's defaults cover; a section for the name the value claims does not.
         let mut policy = Policy::default();
         policy.providers.insert("kv".into(), asks.grants.clone());
-        assert!(Approvals { policy: &policy, store: &elsewhere, listed: none }.check(&asks).is_err());
+        assert!(Approvals::new(&policy, limits, &elsewhere, none).check(&asks).is_err());
         policy.defaults = asks.grants.clone();
-        assert!(Approvals { policy: &policy, store: &elsewhere, listed: none }.check(&asks).is_ok());
+        assert!(Approvals::new(&policy, limits, &elsewhere, none).check(&asks).is_ok());
+        // Limits up to the host's own need no approval; more do.
+        let limited = |memory_mb, timeout_s| Record {
+            grants: Grants { memory_mb, timeout_s, ..Grants::default() },
+            ..asks.clone()
+        };
+        let here = Approvals::new(&Policy::default(), limits, &elsewhere, none);
+        assert!(here.check(&limited(Some(64), Some(30))).is_ok());
+        assert!(here.check(&limited(Some(512), Some(900))).is_ok());
+        assert!(here.check(&limited(Some(4095), None)).is_err());
+        assert!(here.check(&limited(None, Some(86_400))).is_err());
 
         // What the value says reaches the user's terminal escaped.
         let sneaky = Record { name: "kv\u{1b}[2K".into(), ..record(&["https://x\u{1b}[1A.example.com"]) };

@@ -133,7 +133,7 @@ impl GenericProvider {
     }
 
     fn approvals(&self) -> Approvals<'_> {
-        Approvals { policy: &self.policy, store: &self.store, listed: &self.approved }
+        Approvals::new(&self.policy, self.runtime.default_limits(), &self.store, &self.approved)
     }
 
     async fn parameterize_args(&self, args: Vec<String>) -> Result<Arc<Sub>, GenericError> {

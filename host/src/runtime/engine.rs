@@ -90,6 +90,12 @@ impl Runtime {
         Ok(Arc::new(Runtime { engine, linker: OnceLock::new(), ticker: OnceLock::new(), config }))
     }
 
+    /// The limits a provider gets when its grants set none: memory per
+    /// instance in MiB, and the deadline of a call without one, in seconds.
+    pub fn default_limits(&self) -> (usize, u64) {
+        (self.config.max_memory >> 20, self.config.call_timeout.as_secs())
+    }
+
     /// The engine, with its epoch thread started (deadlines and yields need it).
     pub(super) fn running_engine(&self) -> &Engine {
         self.ticker();
