@@ -84,13 +84,23 @@ impl GrantFlags {
             http: self.allow_http.clone(),
             http_private: self.allow_http_private.clone(),
             env: self.allow_env.clone(),
-            dirs: self.allow_dir.iter().map(|d| Grants::parse_dir_flag(d)).collect::<Result<_, _>>()?,
+            dirs: self.allow_dir.iter().map(|d| Grants::parse_dir_flag(d).map(absolute)).collect::<Result<_, _>>()?,
             memory_mb: None,
             timeout_s: None,
         };
         grants.validate()?;
         Ok(grants)
     }
+}
+
+/// A flag's directory, relative to where the flag was given: a grant
+/// pinned in a parameterized package's value must mean the same directory
+/// wherever the value is later used.
+fn absolute(mut d: DirGrant) -> DirGrant {
+    if let Ok(abs) = std::path::absolute(&d.host) {
+        d.host = abs;
+    }
+    d
 }
 
 impl Policy {
@@ -364,6 +374,8 @@ mod tests {
         assert_eq!(d, DirGrant { host: "/srv/data".into(), guest: "/data".into(), read_only: true });
         assert!(!Grants::parse_dir_flag("/tmp:/t").unwrap().read_only);
         assert!(Grants::parse_dir_flag("a:b:c:d").is_err());
+        let flags = GrantFlags { allow_dir: vec!["data:/data".into()], ..GrantFlags::default() };
+        assert_eq!(flags.grants().unwrap().dirs[0].host, std::env::current_dir().unwrap().join("data"));
     }
 
     #[test]
