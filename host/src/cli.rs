@@ -84,8 +84,14 @@ pub enum Command {
     /// for when it was refused (`pulumi up` names the id and the grants).
     Approve {
         /// The ids the refusals named.
-        #[arg(required = true)]
+        #[arg(required_unless_present = "list")]
         ids: Vec<String>,
+        /// List what is approved instead.
+        #[arg(long, conflicts_with_all = ["ids", "revoke"])]
+        list: bool,
+        /// Take the approvals of these ids back.
+        #[arg(long)]
+        revoke: bool,
     },
     /// Remove one version from the provider store (its bytes go when no other version uses them).
     Remove {

@@ -127,10 +127,32 @@ pub fn remove(spec: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `pulumi-wasm approve ID...`: approves what a refused package asked for,
-/// showing it again.
-pub fn approve(ids: &[String]) -> anyhow::Result<()> {
+/// `pulumi-wasm approve [--list | --revoke] ID...`.
+pub fn approvals(ids: &[String], list: bool, revoke: bool) -> anyhow::Result<()> {
     let store = Store::open_default()?;
+    if list {
+        for id in store.approvals()? {
+            match store.read_approval(&id, true).ok().flatten().and_then(|r| Record::decode(&r)) {
+                Some(r) if r.id() == id => {
+                    println!("{id}  {} ({}): {}", r.package(), r.origin(), r.grants.describe().join(", "))
+                }
+                _ => println!("{id}  (not readable or not what its name says: not used)"),
+            }
+        }
+        return Ok(());
+    }
+    if revoke {
+        for id in ids {
+            let done = if store.revoke(id)? { "revoked" } else { "was not approved" };
+            println!("{id} {done}");
+        }
+        return Ok(());
+    }
+    approve(&store, ids)
+}
+
+/// Approves what a refused package asked for, showing it again.
+fn approve(store: &Store, ids: &[String]) -> anyhow::Result<()> {
     for id in ids {
         if store.read_approval(id, false)?.is_none() && store.read_approval(id, true)?.is_some() {
             println!("{id} is approved already");

@@ -46,8 +46,11 @@ fn dispatch(runtime: &tokio::runtime::Runtime) -> anyhow::Result<()> {
         // The plugin's own executable takes `approve` too: a refusal names it,
         // and the user may not have `pulumi-wasm` on their PATH. (The engine
         // passes flags and an address, never a word.)
-        Some(_) if std::env::args().nth(1).as_deref() == Some("approve") => {
-            commands::approve(&std::env::args().skip(2).collect::<Vec<_>>())
+        Some(_) if std::env::args_os().nth(1).is_some_and(|a| a == "approve") => {
+            let Command::Approve { ids, list, revoke } = Cli::parse().command else {
+                bail!("expected the approve command");
+            };
+            commands::approvals(&ids, list, revoke)
         }
         Some(name) => {
             let cli = PluginCli::parse();
@@ -90,7 +93,7 @@ fn dispatch(runtime: &tokio::runtime::Runtime) -> anyhow::Result<()> {
             }),
             Command::Ls { name } => commands::ls(name.as_deref()),
             Command::Remove { package } => commands::remove(&package),
-            Command::Approve { ids } => commands::approve(&ids),
+            Command::Approve { ids, list, revoke } => commands::approvals(&ids, list, revoke),
             Command::Push { component, reference, oci, runtime: rt } => runtime.block_on(async {
                 let source = load_component(&component)?;
                 let loaded = identify(&source, &rt).await?;

@@ -11,7 +11,7 @@ use std::fs;
 use std::io;
 use std::path::PathBuf;
 
-use super::{Store, StoreError, check_digest, io_err, write_atomic};
+use super::{Store, StoreError, check_digest, io_err, read_dir_names, write_atomic};
 use crate::trust;
 
 /// A record larger than this is not one of ours.
@@ -51,6 +51,27 @@ impl Store {
             return Err(StoreError::BadIndex { path, why: "larger than an approval record".into() });
         }
         Ok(Some(bytes))
+    }
+
+    /// The ids of the approved records, sorted.
+    pub fn approvals(&self) -> Result<Vec<String>, StoreError> {
+        let mut ids: Vec<String> = read_dir_names(&self.approvals_dir(true))?
+            .into_iter()
+            .filter_map(|n| n.strip_suffix(".json").map(str::to_owned))
+            .filter(|id| check_digest(id).is_ok())
+            .collect();
+        ids.sort();
+        Ok(ids)
+    }
+
+    /// Takes back the approval `id`; false if there was none.
+    pub fn revoke(&self, id: &str) -> Result<bool, StoreError> {
+        let path = self.approval_path(id, true)?;
+        match fs::remove_file(&path) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(io_err("removing", &path)(e)),
+        }
     }
 
     /// Approves the pending record `id`; returns it. Only what this machine

@@ -311,6 +311,10 @@ fn only_a_pending_record_can_be_approved() {
     assert_eq!(store.approve(&id).unwrap(), b"{\"grants\": 1}");
     assert_eq!(store.read_approval(&id, true).unwrap().unwrap(), b"{\"grants\": 1}");
     assert!(store.read_approval(&id, false).unwrap().is_none(), "no longer pending");
+    assert_eq!(store.approvals().unwrap(), std::slice::from_ref(&id));
+    assert!(store.revoke(&id).unwrap());
+    assert!(!store.revoke(&id).unwrap());
+    assert!(store.read_approval(&id, true).unwrap().is_none() && store.approvals().unwrap().is_empty());
 
     // Ids name files: nothing but a digest gets that far.
     for bad in ["../../x", "ABC", ""] {

@@ -94,6 +94,8 @@ async fn pinned_grants_run_only_where_they_were_approved() {
     assert!(shown.contains("approved kv") && shown.contains(&api.url()), "{shown}");
     assert!(shown.contains(kv.to_str().unwrap()), "where it comes from: {shown}");
     assert!(approve(&bench, "user", &[&id]).unwrap().contains("approved already"));
+    let listed = approve(&bench, "user", &["--list"]).unwrap();
+    assert!(listed.contains(&id) && listed.contains(&api.url()), "{listed}");
     let mut p = bench.start("user").await;
     by_value(&mut p, "kv", version, &value).await.unwrap();
     p.boot(&bench.engine.address, json!({"endpoint": api.url()})).await.unwrap();
@@ -108,4 +110,11 @@ async fn pinned_grants_run_only_where_they_were_approved() {
     let refused = by_value(&mut p, "kv", version, &more).await.unwrap_err();
     assert_status(&refused, Code::FailedPrecondition, &["not approved", "env \"HOME\""]);
     assert_ne!(approval_id(&refused), id);
+    drop(p);
+
+    // Taken back, the first value is refused again.
+    assert!(approve(&bench, "user", &["--revoke", &id]).unwrap().contains("revoked"));
+    let mut p = bench.start("user").await;
+    let refused = by_value(&mut p, "kv", version, &value).await.unwrap_err();
+    assert_eq!(approval_id(&refused), id);
 }
