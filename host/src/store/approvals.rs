@@ -37,7 +37,7 @@ impl Store {
     }
 
     /// The record `id`, approved or pending; `None` when there is none.
-    /// One that someone else can have written is refused ([`trust::open`]).
+    /// One that someone else can have written is refused (see `trust::open`).
     pub fn read_approval(&self, id: &str, approved: bool) -> Result<Option<Vec<u8>>, StoreError> {
         let path = self.approval_path(id, approved)?;
         if !path.exists() {
