@@ -24,6 +24,25 @@ const LOG_OVERHEAD: usize = 1024;
 /// has not yet drained (its thread busy running calls) is not cut short.
 pub const LOG_CHANNEL: usize = MAX_QUEUED_LOG_BYTES / LOG_OVERHEAD;
 
+/// `text` with its control characters escaped (`\u{1b}`, `\r`), but those in
+/// `keep`: a guest's text printed in a log or on a terminal must not forge
+/// lines or escape sequences. Borrowed when there is nothing to escape.
+pub fn escape_controls<'a>(text: &'a str, keep: &[char]) -> std::borrow::Cow<'a, str> {
+    let escaped = |c: char| c.is_control() && !keep.contains(&c);
+    if !text.chars().any(escaped) {
+        return text.into();
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if escaped(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out.into()
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LogSeverity {
     Debug,

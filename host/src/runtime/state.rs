@@ -175,15 +175,7 @@ impl HostState {
     pub(super) fn stderr_text(&self) -> String {
         let bytes = self.stderr.contents();
         let text = String::from_utf8_lossy(&bytes);
-        let mut out = String::with_capacity(text.len());
-        for c in text.trim().chars() {
-            if c.is_control() {
-                out.extend(c.escape_default());
-            } else {
-                out.push(c);
-            }
-        }
-        out
+        super::logs::escape_controls(text.trim(), &[]).into_owned()
     }
 
     /// Forgets the previous call's partial state, denials and monitor.

@@ -1,5 +1,7 @@
 //! The one place errors become gRPC statuses.
 
+use std::borrow::Cow;
+
 use prost::Message;
 use tonic::{Code, Status};
 
@@ -7,7 +9,7 @@ use crate::convert::requests::init_failure;
 use crate::convert::value::{ConvertError, WireOptions};
 use crate::runtime::bindings::types;
 use crate::runtime::bindings::words::WordsError;
-use crate::runtime::{CallError, RuntimeError};
+use crate::runtime::{CallError, RuntimeError, escape_controls};
 
 /// The longest message a status carries. Messages hold a guest's text (its
 /// errors, its stderr, keys of its values), which has no bound of its own;
@@ -20,20 +22,10 @@ const MAX_MESSAGE: usize = 64 * 1024;
 /// user's terminal, and it quotes text from guests, values and registries,
 /// where an escape sequence could rewrite what the user reads.
 fn cap(m: String) -> String {
-    let m =
-        if m.chars().any(|c| c.is_control() && c != '\n' && c != '\t') {
-            m.chars()
-                .map(|c| {
-                    if c.is_control() && c != '\n' && c != '\t' {
-                        c.escape_default().to_string()
-                    } else {
-                        c.to_string()
-                    }
-                })
-                .collect()
-        } else {
-            m
-        };
+    let m = match escape_controls(&m, &['\n', '\t']) {
+        Cow::Borrowed(_) => m,
+        Cow::Owned(escaped) => escaped,
+    };
     if m.len() <= MAX_MESSAGE {
         return m;
     }
