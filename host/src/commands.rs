@@ -132,11 +132,9 @@ pub fn approvals(ids: &[String], list: bool, revoke: bool) -> anyhow::Result<()>
     let store = Store::open_default()?;
     if list {
         for id in store.approvals()? {
-            match store.read_approval(&id, true).ok().flatten().and_then(|r| Record::decode(&r)) {
-                Some(r) if r.id() == id => {
-                    println!("{id}  {} ({}): {}", r.package(), r.origin(), r.grants.describe().join(", "))
-                }
-                _ => println!("{id}  (not readable or not what its name says: not used)"),
+            match store.read_approval(&id, true).ok().flatten().and_then(|r| Record::named(&r, &id)) {
+                Some(r) => println!("{id}  {} ({}): {}", r.package(), r.origin(), r.grants.describe().join(", ")),
+                None => println!("{id}  (not readable or not what its name says: not used)"),
             }
         }
         return Ok(());
@@ -154,17 +152,16 @@ pub fn approvals(ids: &[String], list: bool, revoke: bool) -> anyhow::Result<()>
 /// Approves what a refused package asked for, showing it again.
 fn approve(store: &Store, ids: &[String]) -> anyhow::Result<()> {
     for id in ids {
-        if store.read_approval(id, false)?.is_none() && store.read_approval(id, true)?.is_some() {
+        let pending = store.read_approval(id, false)?;
+        if pending.is_none() && store.read_approval(id, true)?.is_some() {
             println!("{id} is approved already");
             continue;
         }
         // Checked before it is approved: the file must hold what its name says.
-        if let Some(pending) = store.read_approval(id, false)?
-            && Record::decode(&pending).is_none_or(|r| r.id() != *id)
-        {
+        if pending.is_some_and(|p| Record::named(&p, id).is_none()) {
             anyhow::bail!("the request kept for {id} is not for what that id names; nothing was approved");
         }
-        let record = Record::decode(&store.approve(id)?).context("the approved record")?;
+        let record = Record::named(&store.approve(id)?, id).context("the approved record")?;
         println!("approved {} ({}) with:", record.package(), record.origin());
         for grant in record.grants.describe() {
             println!("  {grant}");
