@@ -49,8 +49,11 @@ pub fn open(path: &Path) -> Result<File, String> {
         dir_ok(p, &std::fs::symlink_metadata(p).map_err(|e| why(p, e))?)?;
     }
     let real = std::fs::canonicalize(path).map_err(|e| why(path, e))?;
-    for p in real.ancestors().skip(1) {
-        dir_ok(p, &std::fs::metadata(p).map_err(|e| why(p, e))?)?;
+    // Without links (or `..`) on the way, the resolved path is the one just walked.
+    if real != given {
+        for p in real.ancestors().skip(1) {
+            dir_ok(p, &std::fs::metadata(p).map_err(|e| why(p, e))?)?;
+        }
     }
     let file = File::open(&real).map_err(|e| why(&real, e))?;
     let m = file.metadata().map_err(|e| why(&real, e))?;
