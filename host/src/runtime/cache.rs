@@ -80,7 +80,7 @@ impl ArtifactCache {
                 return None;
             }
         };
-        // SAFETY: the file was written by `store` below from `precompile_component`
+        // SAFETY: the file was written by `load` below from `precompile_component`
         // of this engine configuration (the name carries both hashes), and
         // (on Unix, `trust::open`) nobody but this user or root can have written it
         // since; what is loaded is that open file, whatever its name points at now.
@@ -109,7 +109,7 @@ impl ArtifactCache {
         }
         let path = self.path_for(engine, digest);
         let artifact = engine.precompile_component(wasm).map_err(|e| RuntimeError::NotAComponent(format!("{e:#}")))?;
-        if let Err(e) = self.store(&path, &artifact) {
+        if let Err(e) = write_atomic(&path, &artifact) {
             tracing::warn!("could not cache {}: {e}", path.display());
         }
         // SAFETY: produced just now by this engine.
@@ -161,16 +161,8 @@ impl ArtifactCache {
             needs: known.needs,
             autonaming: known.autonaming,
         };
-        let write = || -> std::io::Result<()> {
-            let dir = record.parent().expect("records live in a directory");
-            std::fs::create_dir_all(dir)?;
-            let tmp = tempfile_in(dir)?;
-            write_new(&tmp, &serde_json::to_vec(&known)?)?;
-            std::fs::rename(&tmp, &record).inspect_err(|_| {
-                let _ = std::fs::remove_file(&tmp);
-            })
-        };
-        if let Err(e) = write() {
+        let json = serde_json::to_vec(&known).map_err(std::io::Error::from);
+        if let Err(e) = json.and_then(|json| write_atomic(&record, &json)) {
             tracing::debug!("could not record {}: {e}", record.display());
         }
     }
@@ -180,23 +172,20 @@ impl ArtifactCache {
         let abs = std::path::absolute(path).ok()?;
         Some(self.dir.join("files").join(format!("{}.json", digest(abs.as_os_str().as_encoded_bytes()))))
     }
-
-    /// Writes atomically: a temporary file in the same directory, then rename.
-    fn store(&self, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-        std::fs::create_dir_all(&self.dir)?;
-        let tmp = tempfile_in(&self.dir)?;
-        write_new(&tmp, bytes)?;
-        std::fs::rename(&tmp, path).inspect_err(|_| {
-            let _ = std::fs::remove_file(&tmp);
-        })
-    }
 }
 
-/// A new file holding `bytes`, removed again if writing fails.
-fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    std::io::Write::write_all(&mut trust::create(path)?, bytes).inspect_err(|_| {
-        let _ = std::fs::remove_file(path);
-    })
+/// Writes `dest` atomically, for artifacts and records alike: a temporary
+/// file beside it (mode 0644, see `trust::create`), then a rename.
+fn write_atomic(dest: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = dest.parent().expect("cache files live in a directory");
+    std::fs::create_dir_all(dir)?;
+    let tmp = tempfile_in(dir)?;
+    let mut file = trust::create(&tmp)?;
+    let written = std::io::Write::write_all(&mut file, bytes).and_then(|()| std::fs::rename(&tmp, dest));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
 }
 
 fn tempfile_in(dir: &Path) -> std::io::Result<PathBuf> {
