@@ -3,6 +3,7 @@
 
 pub mod api;
 pub mod engine;
+pub mod flood;
 pub mod json;
 pub mod monitor;
 pub mod plugin;

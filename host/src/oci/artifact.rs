@@ -102,7 +102,6 @@ fn component_info(wasm: &[u8]) -> Option<ComponentInfo> {
 /// What a pulled manifest says about the component.
 #[derive(Debug)]
 pub(crate) struct WasmArtifact {
-    pub layer: OciDescriptor,
     /// Lower-case hex SHA-256 the layer must hash to.
     pub layer_digest: String,
     pub size: u64,
@@ -146,7 +145,6 @@ pub(crate) fn parse(manifest: &[u8]) -> Result<WasmArtifact, OciError> {
     }
     let mut annotations = m.annotations.unwrap_or_default();
     Ok(WasmArtifact {
-        layer,
         layer_digest,
         size,
         name: annotations.remove(ORG_OPENCONTAINERS_IMAGE_TITLE),

@@ -2,8 +2,9 @@
 //! when set (and `PULUMI_WASM_OCI_REGISTRY`, if set, names it), else what
 //! `docker login` stored for that registry (the Docker config's `auths`,
 //! `credHelpers` or `credsStore`, read by `docker_credential`, which also
-//! runs the helpers), else none. Either way a registry that
-//! answers with a bearer-token challenge gets the token flow from `oci-client`.
+//! runs the helpers), else none. Either way a registry that answers with a
+//! bearer-token challenge gets the token flow (`fetch.rs` when pulling,
+//! `oci-client` when pushing).
 
 use std::fmt;
 use std::path::PathBuf;

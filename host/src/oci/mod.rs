@@ -2,15 +2,17 @@
 //! OCI artifact layout (see `artifact.rs`): `push` uploads a component, `pull`
 //! downloads one and verifies it.
 //!
-//! The registry protocol (token and basic auth, redirects, uploads) is
-//! `oci-client`'s; this module adds the artifact layout, the checks a pulled
-//! component must pass (manifest digest when pinned, layout, size, layer
-//! digest) and progress. Plain HTTP is used for loopback registries only,
-//! unless [`OciOptions::insecure`]. Like `store`, it uses nothing of
-//! `runtime`: the caller supplies the package name and version.
+//! Pushing (token and basic auth, uploads) goes through `oci-client`;
+//! pulling through `fetch.rs`, which bounds every body a registry sends. This
+//! module adds the artifact layout, the checks a pulled component must pass
+//! (manifest digest when pinned, layout, size, layer digest) and progress.
+//! Plain HTTP is used for loopback registries only, unless
+//! [`OciOptions::insecure`]. Like `store`, it uses nothing of `runtime`: the
+//! caller supplies the package name and version.
 
 mod artifact;
 mod auth;
+mod fetch;
 mod progress;
 mod reference;
 
@@ -19,10 +21,12 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures::StreamExt;
 use oci_client::client::{ClientConfig, ClientProtocol};
-use oci_client::errors::{DigestError, OciDistributionError, OciErrorCode};
+use oci_client::errors::{OciDistributionError, OciErrorCode};
 use oci_client::manifest::OCI_IMAGE_MEDIA_TYPE;
 use oci_client::{Client, RegistryOperation};
 use sha2::{Digest, Sha256};
+
+use fetch::{FetchError, Fetcher};
 
 use crate::store;
 pub use artifact::{WASM_CONFIG_MEDIA_TYPE, WASM_LAYER_MEDIA_TYPE};
@@ -38,6 +42,13 @@ pub const MAX_MANIFEST_BYTES: usize = 4 << 20;
 /// How long a Docker credential helper may take to answer, unless
 /// `PULUMI_WASM_OCI_HELPER_TIMEOUT` says otherwise.
 const HELPER_TIMEOUT: Duration = Duration::from_secs(30);
+// reqwest is built without a default crypto provider (`rustls-no-provider`) so that only ring,
+// which the runtime's HTTP client already uses, is compiled in; the clients install it before
+// they are built (an error means one already is).
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a registry may go silent in the middle of an answer.
+const READ_TIMEOUT: Duration = Duration::from_secs(120);
+const USER_AGENT: &str = concat!("pulumi-wasm/", env!("CARGO_PKG_VERSION"));
 /// Uploads go in pieces of this size, so progress can be counted.
 const UPLOAD_PIECE: usize = 256 << 10;
 
@@ -58,8 +69,10 @@ pub enum OciError {
     #[error("cannot push to {reference}: {why}")]
     CannotPush { reference: String, why: String },
     /// The message carries `error`'s whole chain (reqwest keeps the cause, e.g. "connection refused", in its source).
-    #[error("{op} {reference}: {}{hint}", chain(error))]
-    Registry { op: &'static str, reference: String, error: OciDistributionError, hint: String },
+    #[error("{op} {reference}: {}{hint}", chain(error.as_ref()))]
+    Registry { op: &'static str, reference: String, error: Box<dyn std::error::Error + Send + Sync>, hint: String },
+    #[error("cannot make an HTTP client: {0}")]
+    Client(String),
     #[error("set both PULUMI_WASM_OCI_USERNAME and PULUMI_WASM_OCI_PASSWORD, or neither")]
     HalfCredentials,
     #[error("PULUMI_WASM_OCI_HELPER_TIMEOUT is a number of seconds, not '{0}'")]
@@ -72,8 +85,25 @@ impl OciError {
     /// A registry failure; one that refused the credentials says which were
     /// used and how to give others.
     fn registry(op: &'static str, reference: &Reference, error: OciDistributionError, used: &auth::Source) -> Self {
+        let refused = refused(&error);
+        OciError::failed(op, reference, Box::new(error), refused, used)
+    }
+
+    /// A failure of a pull (see `fetch.rs`).
+    fn fetch(op: &'static str, reference: &Reference, error: FetchError, used: &auth::Source) -> Self {
+        let refused = error.refused();
+        OciError::failed(op, reference, Box::new(error), refused, used)
+    }
+
+    fn failed(
+        op: &'static str,
+        reference: &Reference,
+        error: Box<dyn std::error::Error + Send + Sync>,
+        refused: bool,
+        used: &auth::Source,
+    ) -> Self {
         let hint = match used {
-            _ if !refused(&error) => String::new(),
+            _ if !refused => String::new(),
             auth::Source::Anonymous => format!(
                 " (the registry wants credentials: run `docker login {}`, or set PULUMI_WASM_OCI_USERNAME and PULUMI_WASM_OCI_PASSWORD)",
                 reference.registry
@@ -86,7 +116,6 @@ impl OciError {
             auth::Source::IdentityToken(_) => {
                 format!(" (sent {used}: set PULUMI_WASM_OCI_USERNAME and PULUMI_WASM_OCI_PASSWORD)")
             }
-            // oci-client reports any failure of the token service as a refusal, so both are named.
             _ => format!(" (the registry or its token service refused {used})"),
         };
         OciError::Registry { op, reference: reference.to_string(), error, hint }
@@ -292,17 +321,13 @@ pub async fn pull(
     progress: &Progress,
     cache: Option<&store::Store>,
 ) -> Result<Pulled, OciError> {
-    let (client, r, creds) = (client(reference, options), reference.to_client(), options.credentials(reference).await?);
+    let creds = options.credentials(reference).await?;
     let source = &creds.source;
-    let err = |op| move |error| OciError::registry(op, reference, error, source);
-    let (manifest, _) =
-        client.pull_manifest_raw(&r, &creds.auth, &[OCI_IMAGE_MEDIA_TYPE]).await.map_err(|error| match error {
-            OciDistributionError::DigestError(DigestError::VerificationError { expected, actual }) => {
-                let hex = |d: String| d.strip_prefix("sha256:").map(str::to_owned).unwrap_or(d);
-                OciError::DigestMismatch { what: "manifest", expected: hex(expected), actual: hex(actual) }
-            }
-            error => err("pulling the manifest of")(error),
-        })?;
+    let err = |op| move |error| OciError::fetch(op, reference, error, source);
+    let plain = plain(reference, options);
+    let mut fetcher = Fetcher::new(http_client()?, reference, plain, options.insecure, &creds.auth);
+    let manifest =
+        fetcher.manifest(OCI_IMAGE_MEDIA_TYPE, MAX_MANIFEST_BYTES).await.map_err(err("pulling the manifest of"))?;
     let manifest_digest = store::digest(&manifest);
     // oci-client checks this too; checked here as well so it holds whatever the library does.
     if let Some(pinned) = &reference.digest
@@ -323,19 +348,13 @@ pub async fn pull(
         let (name, version) = (artifact.name, artifact.version);
         return Ok(Pulled { wasm, digest: artifact.layer_digest, manifest_digest, name, version, cached: true });
     }
-    let mut stream = client.pull_blob_stream(&r, &artifact.layer).await.map_err(err("pulling the component of"))?;
-    if let Some(len) = stream.content_length.filter(|len| *len != artifact.size) {
+    let mut response = fetcher.blob(&artifact.layer_digest).await.map_err(err("pulling the component of"))?;
+    if let Some(len) = response.content_length().filter(|len| *len != artifact.size) {
         return Err(OciError::SizeMismatch { expected: artifact.size, found: len });
     }
     let mut meter = progress.meter(Direction::Pull, &artifact.layer_digest, artifact.size);
     let (mut wasm, mut hasher) = (Vec::with_capacity(artifact.size as usize), Sha256::new());
-    while let Some(piece) = stream.next().await {
-        let piece = match piece {
-            Ok(piece) => piece,
-            // oci-client's stream fails at the end on a digest mismatch; report ours, which names both digests.
-            Err(_) if wasm.len() as u64 == artifact.size => break,
-            Err(e) => return Err(err("pulling the component of")(OciDistributionError::IoError(e))),
-        };
+    while let Some(piece) = response.chunk().await.map_err(|e| err("pulling the component of")(e.into()))? {
         if wasm.len() + piece.len() > artifact.size as usize {
             return Err(OciError::SizeMismatch { expected: artifact.size, found: (wasm.len() + piece.len()) as u64 });
         }
@@ -357,26 +376,41 @@ pub async fn pull(
     Ok(Pulled { wasm, digest, manifest_digest, name: artifact.name, version: artifact.version, cached: false })
 }
 
+/// The push client.
 fn client(reference: &Reference, options: &OciOptions) -> Client {
-    // reqwest is built without a default crypto provider (`rustls-tls-no-provider`) so that only
-    // ring, which the runtime's HTTP client already uses, is compiled in; it must be installed
-    // before a client is built (an error means one already is).
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let plain = options.insecure || reference.is_loopback();
-    if plain && !reference.is_loopback() {
-        tracing::warn!("plain HTTP to {} (--insecure)", reference.registry);
-    }
+    let plain = plain(reference, options);
     Client::new(ClientConfig {
         protocol: if plain { ClientProtocol::Http } else { ClientProtocol::Https },
         // One PUT per blob: every registry takes it; chunked PATCH uploads vary.
         use_monolithic_push: true,
         // A Wasm artifact is a single manifest, never an index to resolve by platform.
         platform_resolver: None,
-        connect_timeout: Some(std::time::Duration::from_secs(30)),
-        read_timeout: Some(std::time::Duration::from_secs(120)),
-        user_agent: concat!("pulumi-wasm/", env!("CARGO_PKG_VERSION")),
+        connect_timeout: Some(CONNECT_TIMEOUT),
+        read_timeout: Some(READ_TIMEOUT),
+        user_agent: USER_AGENT,
         ..ClientConfig::default()
     })
+}
+
+/// The pull client, built as `oci-client` builds its own from the push client's settings.
+fn http_client() -> Result<reqwest::Client, OciError> {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder()
+        .connect_timeout(CONNECT_TIMEOUT)
+        .read_timeout(READ_TIMEOUT)
+        .user_agent(USER_AGENT)
+        .build()
+        .map_err(|e| OciError::Client(chain(&e)))
+}
+
+/// Whether `reference`'s registry is reached over plain HTTP.
+fn plain(reference: &Reference, options: &OciOptions) -> bool {
+    let plain = options.insecure || reference.is_loopback();
+    if plain && !reference.is_loopback() {
+        tracing::warn!("plain HTTP to {} (--insecure)", reference.registry);
+    }
+    plain
 }
 
 /// The config's `created`: `SOURCE_DATE_EPOCH` when set, else the Unix epoch,

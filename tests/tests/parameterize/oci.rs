@@ -2,6 +2,7 @@
 //! pulled with the user's docker login.
 
 use super::*;
+use e2e_tests::flood::{Flood, FloodRegistry};
 
 #[tokio::test]
 async fn a_component_from_an_oci_registry_pinned_by_digest() {
@@ -105,4 +106,34 @@ async fn credentials_from_the_environment_go_only_where_the_user_sends_them() {
     let mut p = bench.start_with("b", &scoped).await;
     by_value(&mut p, "random", version, &value).await.unwrap_or_else(|e| panic!("{e}; {}", p.stderr()));
     assert!(alice() > before, "{:?}", tokens.log());
+}
+
+/// A value whose registry floods the plugin with an endless manifest gets an
+/// error once the bound is reached, and the plugin goes on serving.
+#[tokio::test]
+async fn a_registry_flooding_a_value_pull_is_cut_off_and_the_plugin_goes_on() {
+    let registry = e2e_tests::Registry::start();
+    let bench = Bench::new().await;
+    let version = env!("CARGO_PKG_VERSION");
+    let reference = format!("{}/providers/random:{version}", registry.address);
+    bench.push(&component("random-provider"), &reference, None);
+    let mut p = bench.start("a").await;
+    by_args(&mut p, &[&format!("oci://{reference}")]).await.unwrap_or_else(|e| panic!("{e}; {}", p.stderr()));
+    let value = value_of(&schema(&mut p, "", "").await);
+    drop(p);
+
+    // The same value, naming a registry that answers with a manifest without end.
+    let flood = FloodRegistry::start(Flood::Manifest);
+    let mut flooding: Json = serde_json::from_slice(&value).unwrap();
+    let source = flooding["component"]["source"].as_str().unwrap().replace(&registry.address, &flood.address);
+    flooding["component"]["source"] = json!(source);
+    let mut p = bench.start("b").await;
+    let err = by_value(&mut p, "random", version, &serde_json::to_vec(&flooding).unwrap()).await.unwrap_err();
+    assert_status(&err, Code::NotFound, &[&flood.address, "over the 4194304-byte limit"]);
+    assert!(flood.sent() < 64 << 20, "the plugin took {} bytes", flood.sent());
+
+    // The same process then takes the real value and serves it.
+    by_value(&mut p, "random", version, &value).await.unwrap_or_else(|e| panic!("{e}; {}", p.stderr()));
+    p.boot(&bench.engine.address, json!({})).await.unwrap();
+    random_lifecycle(&mut p).await;
 }
