@@ -132,8 +132,13 @@ impl GenericProvider {
         GenericProvider { runtime, logs, policy, store, approved, subs: RwLock::default(), units: Mutex::default() }
     }
 
-    fn approvals(&self) -> Approvals<'_> {
-        Approvals::new(&self.policy, self.runtime.default_limits(), &self.store, &self.approved)
+    /// Runs `f` over this machine's approvals on a blocking thread: they are
+    /// small files, but reading and syncing them must not hold an async worker.
+    async fn with_approvals<T: Send + 'static>(&self, f: impl FnOnce(&Approvals<'_>) -> T + Send + 'static) -> T {
+        let (policy, limits) = (self.policy.clone(), self.runtime.default_limits());
+        let (store, listed) = (self.store.clone(), self.approved.clone());
+        let run = move || f(&Approvals::new(&policy, limits, &store, &listed));
+        tokio::task::spawn_blocking(run).await.unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
     }
 
     async fn parameterize_args(&self, args: Vec<String>) -> Result<Arc<Sub>, GenericError> {
@@ -174,7 +179,7 @@ impl GenericProvider {
         let record = Record::of(&parameter);
         let sub = self.add(parameter, unit)?;
         // These grants were given here (the policy and the flags): later runs from this value need not ask.
-        self.approvals().approve(&record);
+        self.with_approvals(move |approvals| approvals.approve(&record)).await;
         Ok(sub)
     }
 
@@ -191,7 +196,8 @@ impl GenericProvider {
             )));
         }
         // Before anything is fetched: the value may come from anyone's SDK.
-        self.approvals().check(&Record::of(&parameter)).map_err(GenericError::NotApproved)?;
+        let record = Record::of(&parameter);
+        self.with_approvals(move |approvals| approvals.check(&record)).await.map_err(GenericError::NotApproved)?;
         let mut units = self.units.lock().await;
         let fetched = source::fetch_pinned(&parameter.component, &self.store).await?;
         let pinned = Policy { defaults: parameter.grants.clone(), providers: Default::default() };
