@@ -14,6 +14,11 @@
 //!   what is read) is a regular file with one link, belongs to this user or
 //!   root, and no one else may write it.
 //!
+//! POSIX ACLs need no check of their own: with extended entries the group
+//! bits of the mode are the ACL mask, which caps what named users and groups
+//! may do, so a file whose group bits lack write cannot be written through an
+//! ACL either; and only a file's owner (this user, or root) can set one.
+//!
 //! A leaf module, like `dirs`: `store` and `runtime` both use it. Elsewhere
 //! than Unix nothing is checked.
 
