@@ -172,4 +172,37 @@ mod tests {
         std::fs::rename(&b, &a).unwrap();
         assert_eq!(std::fs::read(path_of(&file, &a)).unwrap(), b"checked");
     }
+
+    /// An ACL giving another user write shows in the group bits (its mask),
+    /// so the mode check refuses it. Linux only: the ACL is set as the raw
+    /// `system.posix_acl_access` attribute, as `setfacl` would.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn an_acl_letting_another_user_write_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a.cwasm");
+        std::io::Write::write_all(&mut create(&file).unwrap(), b"x").unwrap();
+        check(&file).unwrap();
+        // Version 2, then (tag, permissions, id) entries in tag order: owner rw,
+        // user 4321 rw, owning group r, mask rw, others r (as `setfacl -m u:4321:rw`).
+        let mut acl = 2u32.to_le_bytes().to_vec();
+        for (tag, perm, id) in
+            [(0x01u16, 6u16, u32::MAX), (0x02, 6, 4321), (0x04, 4, u32::MAX), (0x10, 6, u32::MAX), (0x20, 4, u32::MAX)]
+        {
+            acl.extend([tag.to_le_bytes(), perm.to_le_bytes()].concat());
+            acl.extend(id.to_le_bytes());
+        }
+        let path = std::ffi::CString::new(file.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: both names are NUL-terminated and `acl` outlives the call.
+        let set = unsafe {
+            libc::setxattr(path.as_ptr(), c"system.posix_acl_access".as_ptr(), acl.as_ptr().cast(), acl.len(), 0)
+        };
+        if set != 0 {
+            let error = std::io::Error::last_os_error();
+            assert_eq!(error.raw_os_error(), Some(libc::EOPNOTSUPP), "setting the ACL: {error}");
+            eprintln!("this file system has no ACLs: {error}");
+            return;
+        }
+        assert!(check(&file).unwrap_err().contains("may be written by other users (mode 664)"));
+    }
 }
