@@ -1,5 +1,5 @@
 //! A hostile registry: it answers a pull with a body that does not end (up
-//! to a gigabyte), in one of the places a client reads whole, and counts
+//! to a gigabyte), in one of the places a client reads, and counts
 //! what it managed to send before the client hung up. A client that bounds
 //! what it reads hangs up after a few megabytes; one that does not takes it all.
 
@@ -17,9 +17,14 @@ pub enum Flood {
     DeclaredManifest,
     /// The token service's answer (the registry answers 401 with a bearer challenge).
     Token,
-    /// The body of a 500.
+    /// The body of a 500, which starts with a terminal escape sequence.
     ErrorBody,
+    /// The component: the manifest says 1,000 bytes, the blob does not end.
+    Blob,
 }
+
+/// The layer size [`Flood::Blob`]'s manifest declares.
+pub const BLOB_SIZE: u64 = 1000;
 
 /// The most any flood sends, so a test of an unbounded client ends too.
 pub const CAP: u64 = 1 << 30;
@@ -42,8 +47,9 @@ impl FloodRegistry {
                 if thread_stop.load(Ordering::Relaxed) {
                     break;
                 }
+                let Ok(stream) = stream else { continue };
                 let (sent, realm) = (thread_sent.clone(), realm.clone());
-                std::thread::spawn(move || serve(stream.expect("a connection"), flood, &realm, &sent));
+                std::thread::spawn(move || serve(stream, flood, &realm, &sent));
             }
         });
         FloodRegistry { address, sent, stop }
@@ -93,6 +99,12 @@ fn serve(stream: TcpStream, flood: Flood, realm: &str, sent: &AtomicU64) {
             (Flood::ErrorBody, _) => {
                 flow(&mut out, &head("500 Internal Server Error", "Transfer-Encoding: chunked\r\n"), true, sent)
             }
+            (Flood::Blob, _) if path.contains("/manifests/") => {
+                let manifest = wasm_manifest();
+                let length = format!("Content-Length: {}\r\n\r\n", manifest.len());
+                out.write_all(format!("{}{manifest}", head("200 OK", &length)).as_bytes()).is_ok()
+            }
+            (Flood::Blob, _) => flow(&mut out, &head("200 OK", "Transfer-Encoding: chunked\r\n"), true, sent),
         };
         if !written {
             return;
@@ -111,7 +123,7 @@ fn flow(out: &mut TcpStream, head: &str, chunked: bool, sent: &AtomicU64) -> boo
     let frame = |body: &[u8]| {
         if chunked { [format!("{:x}\r\n", body.len()).as_bytes(), body, b"\r\n"].concat() } else { body.to_vec() }
     };
-    let start = br#"{"errors":[{"code":"DENIED","message":"flood "#;
+    let start = b"{\"errors\":[{\"code\":\"DENIED\",\"message\":\"flood \x1b[2J";
     let mut piece = vec![b'x'; PIECE];
     piece[..start.len()].copy_from_slice(start);
     let (first, rest) = (frame(&piece), frame(&[b'x'; PIECE]));
@@ -128,4 +140,16 @@ fn flow(out: &mut TcpStream, head: &str, chunked: bool, sent: &AtomicU64) -> boo
         let _ = out.write_all(b"0\r\n\r\n");
     }
     false
+}
+
+/// A Wasm artifact manifest whose one layer is [`BLOB_SIZE`] bytes.
+fn wasm_manifest() -> String {
+    let digest = format!("sha256:{}", "ab".repeat(32));
+    serde_json::json!({
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "config": { "mediaType": "application/vnd.wasm.config.v0+json", "digest": digest, "size": 2 },
+        "layers": [{ "mediaType": "application/wasm", "digest": digest, "size": BLOB_SIZE }],
+    })
+    .to_string()
 }

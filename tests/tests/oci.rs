@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use e2e_tests::flood::{Flood, FloodRegistry};
+use e2e_tests::flood::{BLOB_SIZE, Flood, FloodRegistry};
 use e2e_tests::registry::{basic, docker_config, padded_component};
 use e2e_tests::{Auth, Plugin, Registry, TestEngine, cache_dir, component, host_bin};
 use serde_json::{Value, json};
@@ -405,10 +405,10 @@ fn an_https_registry_with_a_private_ca_is_refused_until_ssl_cert_file_trusts_it(
     assert!(success && out.contains(&format!("installed random {VERSION}")), "{out}\n{err}");
 }
 
-/// A registry answering with a body that never ends, where a pull reads a
-/// whole body (the manifest, the token service's answer, an error), is cut
-/// off after a bounded read with a message saying so; it never gets to send
-/// the gigabyte it has.
+/// A registry answering with a body that never ends, where a pull reads one
+/// (the manifest, the token service's answer, an error, the component), is
+/// cut off after a bounded read with a message saying so; it never gets to
+/// send the gigabyte it has, nor its escape sequence to the terminal.
 #[test]
 fn endless_bodies_from_a_registry_are_cut_off() {
     let store = tempfile::tempdir().unwrap();
@@ -418,11 +418,13 @@ fn endless_bodies_from_a_registry_are_cut_off() {
         for text in expected {
             assert!(err.contains(text), "{flood:?}: {text:?} not in {err}");
         }
+        assert!(!err.contains('\x1b'), "{flood:?}: the registry's escape sequence reached the terminal: {err:?}");
         // What the kernel buffers besides the bound, far below the flood's gigabyte.
         assert!(registry.sent() < 64 << 20, "{flood:?}: the client took {} bytes", registry.sent());
     };
-    bounded(Flood::Manifest, &["pulling the manifest of", "the manifest from", "over the 4194304-byte limit"]);
-    bounded(Flood::DeclaredManifest, &["the manifest from", "over the 4194304-byte limit"]);
+    bounded(Flood::Manifest, &["pulling the manifest of", "the manifest from", "is over the 4194304-byte limit"]);
+    bounded(Flood::DeclaredManifest, &["the manifest from", "declares 10737418240 bytes"]);
     bounded(Flood::Token, &["the token service's answer", "over the 1048576-byte limit"]);
-    bounded(Flood::ErrorBody, &["answered 500", "flood x"]);
+    bounded(Flood::ErrorBody, &["answered 500", "DENIED", "flood  [2Jxxx"]);
+    bounded(Flood::Blob, &[&format!("where its descriptor says {BLOB_SIZE}")]);
 }

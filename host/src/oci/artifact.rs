@@ -111,7 +111,8 @@ pub(crate) struct WasmArtifact {
 
 /// Checks that `manifest` is the Wasm artifact layout and returns its one layer.
 pub(crate) fn parse(manifest: &[u8]) -> Result<WasmArtifact, OciError> {
-    let not = |why: String| OciError::NotWasm { why };
+    // The manifest is the registry's word: quoted only once made printable.
+    let not = |why: String| OciError::NotWasm { why: super::printable(&why, 500) };
     if manifest.len() > MAX_MANIFEST_BYTES {
         return Err(OciError::TooLarge { what: "manifest", size: manifest.len() as u64, limit: MAX_MANIFEST_BYTES });
     }
@@ -147,8 +148,8 @@ pub(crate) fn parse(manifest: &[u8]) -> Result<WasmArtifact, OciError> {
     Ok(WasmArtifact {
         layer_digest,
         size,
-        name: annotations.remove(ORG_OPENCONTAINERS_IMAGE_TITLE),
-        version: annotations.remove(ORG_OPENCONTAINERS_IMAGE_VERSION),
+        name: annotations.remove(ORG_OPENCONTAINERS_IMAGE_TITLE).map(|n| super::printable(&n, 100)),
+        version: annotations.remove(ORG_OPENCONTAINERS_IMAGE_VERSION).map(|v| super::printable(&v, 100)),
     })
 }
 

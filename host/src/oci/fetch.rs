@@ -4,18 +4,23 @@
 //! manifests, token answers and error bodies whole into memory, and the
 //! registry a Parameterize value names is whoever generated the SDK's choice:
 //! one answering with an endless body would take the plugin's memory. Here
-//! every body is read up to a bound, a layer's foreign `urls` are never
-//! followed, and credentials go to a plain-HTTP token service only on
-//! loopback or with `--insecure`. Pushing (to a registry the user names)
-//! stays with `oci-client`.
+//! every body is read up to a bound and within a deadline, a layer's foreign
+//! `urls` are never followed, a challenge is answered only from the registry
+//! itself, and where a token service or a redirect may lead is `reach.rs`'s
+//! rule. Pushing (to a registry the user names) stays with `oci-client`.
 
+use std::time::Duration;
+
+use bytes::Bytes;
 use http_auth::parser::ChallengeParser;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use oci_client::secrets::RegistryAuth;
 use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderMap, HeaderValue, WWW_AUTHENTICATE};
 use reqwest::{Response, StatusCode, Url};
+use tokio::time::{Instant, timeout, timeout_at};
 
-use super::Reference;
+use super::reach::{self, without_query};
+use super::{Reference, printable};
 
 /// A registry's token answer is a small JSON object (a JWT inside).
 pub const MAX_TOKEN_BYTES: usize = 1 << 20;
@@ -23,22 +28,42 @@ pub const MAX_TOKEN_BYTES: usize = 1 << 20;
 const MAX_ERROR_BYTES: usize = 16 << 10;
 /// An error detail quoted in a message stops here.
 const MAX_DETAIL_CHARS: usize = 300;
-/// How long a manifest or a token may take, body included: a registry
-/// trickling one byte at a time must not hold a Parameterize call for hours.
-const SMALL_BODY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
+/// How long the answer's head may take, and a manifest or a token with its
+/// body: a registry trickling one byte at a time must not hold a
+/// Parameterize call for hours.
+const SMALL_TIMEOUT: Duration = Duration::from_secs(120);
+/// How long the start of an error body may take.
+const ERROR_TIMEOUT: Duration = Duration::from_secs(10);
+/// The slowest a component may arrive, after [`SMALL_TIMEOUT`]: 64 KiB/s
+/// (256 MiB in about 70 minutes).
+const MIN_BYTES_PER_SECOND: u64 = 64 << 10;
 
 #[derive(Debug, thiserror::Error)]
 pub enum FetchError {
     #[error(transparent)]
-    Http(#[from] reqwest::Error),
+    Http(reqwest::Error),
     #[error("{url} answered {status}{}", detail(message))]
     Status { url: String, status: StatusCode, message: String },
     #[error("the token service at {realm} answered {status}{}", detail(message))]
     Token { realm: String, status: StatusCode, message: String },
     #[error("{what} from {url} is over the {limit}-byte limit")]
     TooLarge { what: &'static str, url: String, limit: usize },
+    #[error("{what} from {url} declares {declared} bytes, over the {limit}-byte limit")]
+    Declared { what: &'static str, url: String, declared: u64, limit: usize },
+    #[error("{what} from {url} took longer than {after:?}")]
+    TimedOut { what: &'static str, url: String, after: Duration },
     #[error("{0}")]
     Protocol(String),
+}
+
+impl From<reqwest::Error> for FetchError {
+    /// Without the URL's query, which may hold a signature (a CDN's signed URL).
+    fn from(mut error: reqwest::Error) -> Self {
+        if let Some(url) = error.url_mut() {
+            url.set_query(None);
+        }
+        FetchError::Http(error)
+    }
 }
 
 impl FetchError {
@@ -57,17 +82,17 @@ fn detail(message: &str) -> String {
     if message.is_empty() { String::new() } else { format!(": {message}") }
 }
 
-/// One pull's requests to one repository: a registry that answers 401 gets
+/// One pull's requests to one repository. A registry that answers 401 gets
 /// the challenge's flow once (a bearer token for `repository:<name>:pull`,
-/// or basic auth), and the answer is kept for the next request.
+/// or basic auth), and the answer is kept for the next request. With
+/// credentials to give, the registry's `/v2/` is asked for its challenge
+/// first, as some registries hide a private repository behind a 404.
 pub struct Fetcher<'a> {
     http: reqwest::Client,
-    /// `<scheme>://<registry>/v2/<repository>`.
-    base: String,
+    /// `<scheme>://<registry>/v2/`.
+    origin: Url,
     reference: &'a Reference,
     auth: &'a RegistryAuth,
-    /// Plain HTTP to any token service, not only loopback ones.
-    insecure: bool,
     authorization: Option<HeaderValue>,
     challenged: bool,
 }
@@ -77,18 +102,18 @@ impl<'a> Fetcher<'a> {
         http: reqwest::Client,
         reference: &'a Reference,
         plain: bool,
-        insecure: bool,
         auth: &'a RegistryAuth,
-    ) -> Fetcher<'a> {
+    ) -> Result<Fetcher<'a>, FetchError> {
         // Docker Hub serves the registry API under another name, as `oci-client` resolves it.
         let registry = if reference.registry == "docker.io" { "index.docker.io" } else { &reference.registry };
         let scheme = if plain { "http" } else { "https" };
-        let base = format!("{scheme}://{registry}/v2/{}", reference.repository);
+        let origin = Url::parse(&format!("{scheme}://{registry}/v2/"))
+            .map_err(|e| FetchError::Protocol(format!("registry {registry}: {e}")))?;
         let authorization = match auth {
             RegistryAuth::Bearer(token) => bearer(token),
             _ => None,
         };
-        Fetcher { http, base, reference, auth, insecure, authorization, challenged: false }
+        Ok(Fetcher { http, origin, reference, auth, authorization, challenged: false })
     }
 
     /// The manifest the reference names (its digest, else its tag, else
@@ -100,30 +125,41 @@ impl<'a> Fetcher<'a> {
             (None, Some(tag)) => tag.clone(),
             (None, None) => "latest".to_owned(),
         };
-        let url = format!("{}/manifests/{name}", self.base);
-        let response = self.get(&url, Some(accept), Some(SMALL_BODY_TIMEOUT)).await?;
+        let url = self.url(&format!("manifests/{name}"))?;
+        let response = self.get(&url, Some(accept), true).await?;
         read(response, "the manifest", limit).await
     }
 
-    /// The blob with lower-case hex SHA-256 `digest`, for the caller to read
-    /// (and bound, and check) as it arrives. Redirects are followed; reqwest
-    /// drops the credentials when one leaves the registry's host.
-    pub async fn blob(&mut self, digest: &str) -> Result<Response, FetchError> {
-        let url = format!("{}/blobs/sha256:{digest}", self.base);
-        self.get(&url, None, None).await
+    /// The blob with lower-case hex SHA-256 `digest` and `size` bytes, to be
+    /// read (and checked) as it arrives. Redirects are followed as `reach.rs`
+    /// allows; reqwest drops the credentials when one leaves the registry.
+    pub async fn blob(&mut self, digest: &str, size: u64) -> Result<Blob, FetchError> {
+        let url = self.url(&format!("blobs/sha256:{digest}"))?;
+        let response = self.get(&url, None, false).await?;
+        let after = SMALL_TIMEOUT + Duration::from_secs(size / MIN_BYTES_PER_SECOND);
+        Ok(Blob { url: without_query(response.url()), response, deadline: Instant::now() + after, after })
     }
 
-    /// GETs `url`, answering one challenge; `timeout` bounds the whole exchange, body included.
-    async fn get(
-        &mut self,
-        url: &str,
-        accept: Option<&str>,
-        timeout: Option<std::time::Duration>,
-    ) -> Result<Response, FetchError> {
+    fn url(&self, path: &str) -> Result<Url, FetchError> {
+        let repository = &self.reference.repository;
+        self.origin.join(&format!("{repository}/{path}")).map_err(|e| FetchError::Protocol(format!("{path}: {e}")))
+    }
+
+    /// GETs `url`, answering one challenge; `small` bounds the whole exchange,
+    /// body included, by [`SMALL_TIMEOUT`], else only the answer's head.
+    async fn get(&mut self, url: &Url, accept: Option<&str>, small: bool) -> Result<Response, FetchError> {
+        if !self.challenged && matches!(self.auth, RegistryAuth::Basic(..)) {
+            self.challenged = true;
+            let probe = self.http.get(self.origin.clone()).timeout(SMALL_TIMEOUT);
+            let probe = self.send(probe, "the registry's challenge", &self.origin).await?;
+            if probe.status() == StatusCode::UNAUTHORIZED {
+                self.authorization = self.answer(probe.headers()).await?;
+            }
+        }
         loop {
-            let mut request = self.http.get(url);
-            if let Some(timeout) = timeout {
-                request = request.timeout(timeout);
+            let mut request = self.http.get(url.clone());
+            if small {
+                request = request.timeout(SMALL_TIMEOUT);
             }
             if let Some(accept) = accept {
                 request = request.header(ACCEPT, accept);
@@ -131,8 +167,12 @@ impl<'a> Fetcher<'a> {
             if let Some(authorization) = &self.authorization {
                 request = request.header(AUTHORIZATION, authorization.clone());
             }
-            let response = request.send().await?;
-            if response.status() == StatusCode::UNAUTHORIZED && !self.challenged {
+            let response = self.send(request, "the answer", url).await?;
+            // Only the registry's own challenge: a redirect target's would get the registry's credentials.
+            if response.status() == StatusCode::UNAUTHORIZED
+                && !self.challenged
+                && reach::same_origin(response.url(), url)
+            {
                 self.challenged = true;
                 if let Some(authorization) = self.answer(response.headers()).await? {
                     self.authorization = Some(authorization);
@@ -140,6 +180,19 @@ impl<'a> Fetcher<'a> {
                 }
             }
             return success(response).await;
+        }
+    }
+
+    /// Sends `request`, waiting at most [`SMALL_TIMEOUT`] for the answer's head.
+    async fn send(
+        &self,
+        request: reqwest::RequestBuilder,
+        what: &'static str,
+        url: &Url,
+    ) -> Result<Response, FetchError> {
+        match timeout(SMALL_TIMEOUT, request.send()).await {
+            Ok(sent) => Ok(sent?),
+            Err(_) => Err(FetchError::TimedOut { what, url: without_query(url), after: SMALL_TIMEOUT }),
         }
     }
 
@@ -167,17 +220,18 @@ impl<'a> Fetcher<'a> {
     /// Asks the token service at `realm` for a pull token, with the basic
     /// credentials when there are any.
     async fn token(&self, realm: &str, service: Option<&str>) -> Result<HeaderValue, FetchError> {
-        let protocol = |why: String| FetchError::Protocol(format!("the registry's token service {realm:?} {why}"));
-        let url = token_url(realm, &self.reference.repository, service, self.insecure).map_err(protocol)?;
-        let mut request = self.http.get(url).timeout(SMALL_BODY_TIMEOUT);
+        let shown = printable(realm, MAX_DETAIL_CHARS);
+        let protocol = |why: String| FetchError::Protocol(format!("the registry's token service {shown:?} {why}"));
+        let url = token_url(&self.origin, realm, &self.reference.repository, service).map_err(protocol)?;
+        let mut request = self.http.get(url.clone()).timeout(SMALL_TIMEOUT);
         if let RegistryAuth::Basic(user, password) = self.auth {
             request = request.header(AUTHORIZATION, basic(user, password));
         }
-        let response = request.send().await?;
+        let response = self.send(request, "the token service's answer", &url).await?;
         let status = response.status();
         if !status.is_success() {
             let message = message(response).await;
-            return Err(FetchError::Token { realm: realm.to_owned(), status, message });
+            return Err(FetchError::Token { realm: shown, status, message });
         }
         #[derive(serde::Deserialize)]
         struct Answer {
@@ -192,19 +246,31 @@ impl<'a> Fetcher<'a> {
     }
 }
 
-/// The token request for a pull of `repository` from the service at `realm`:
-/// HTTPS, or plain HTTP on loopback or when `insecure` (it may carry the
-/// user's password).
-fn token_url(realm: &str, repository: &str, service: Option<&str>, insecure: bool) -> Result<Url, String> {
-    let mut url = Url::parse(realm).map_err(|e| format!("is not a URL: {e}"))?;
-    let host = url.host_str().unwrap_or_default();
-    let loopback = host.eq_ignore_ascii_case("localhost")
-        || host.trim_matches(['[', ']']).parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback());
-    match url.scheme() {
-        "https" => {}
-        "http" if loopback || insecure => {}
-        other => return Err(format!("is {other}, not https (plain HTTP only on loopback or with --insecure)")),
+/// A blob arriving, with its deadline: [`SMALL_TIMEOUT`] plus its size at
+/// [`MIN_BYTES_PER_SECOND`].
+pub struct Blob {
+    pub response: Response,
+    url: String,
+    deadline: Instant,
+    after: Duration,
+}
+
+impl Blob {
+    /// The next piece, `None` at the end.
+    pub async fn chunk(&mut self) -> Result<Option<Bytes>, FetchError> {
+        match timeout_at(self.deadline, self.response.chunk()).await {
+            Ok(piece) => Ok(piece?),
+            Err(_) => Err(FetchError::TimedOut { what: "the component", url: self.url.clone(), after: self.after }),
+        }
     }
+}
+
+/// The token request for a pull of `repository` from the service at
+/// `realm`, which the registry at `origin` named: somewhere [`reach::allowed`]
+/// lets it send a pull (it may carry the user's password).
+fn token_url(origin: &Url, realm: &str, repository: &str, service: Option<&str>) -> Result<Url, String> {
+    let mut url = Url::parse(realm).map_err(|e| format!("is not a URL: {e}"))?;
+    reach::allowed(origin, &url)?;
     url.query_pairs_mut().append_pair("scope", &format!("repository:{repository}:pull"));
     if let Some(service) = service {
         url.query_pairs_mut().append_pair("service", service);
@@ -232,20 +298,23 @@ async fn success(response: Response) -> Result<Response, FetchError> {
     if status.is_success() {
         return Ok(response);
     }
-    let url = response.url().to_string();
+    let url = without_query(response.url());
     Err(FetchError::Status { url, status, message: message(response).await })
 }
 
 /// The registry's own words for a failure: the codes and messages of an OCI
-/// error body, else its first line, from at most `MAX_ERROR_BYTES`, with
-/// control characters blanked (they reach a terminal).
+/// error body, else its first line, from what of the first `MAX_ERROR_BYTES`
+/// arrives within [`ERROR_TIMEOUT`], made [`printable`].
 async fn message(mut response: Response) -> String {
     let mut body = Vec::new();
-    while body.len() < MAX_ERROR_BYTES
-        && let Ok(Some(piece)) = response.chunk().await
-    {
-        body.extend_from_slice(&piece);
-    }
+    let _ = timeout(ERROR_TIMEOUT, async {
+        while body.len() < MAX_ERROR_BYTES
+            && let Ok(Some(piece)) = response.chunk().await
+        {
+            body.extend_from_slice(&piece);
+        }
+    })
+    .await;
     body.truncate(MAX_ERROR_BYTES);
     #[derive(serde::Deserialize)]
     struct Envelope {
@@ -265,23 +334,23 @@ async fn message(mut response: Response) -> String {
             .join("; "),
         Err(_) => String::from_utf8_lossy(&body).lines().next().unwrap_or_default().to_owned(),
     };
-    text.trim().chars().take(MAX_DETAIL_CHARS).map(|c| if c.is_control() { ' ' } else { c }).collect()
+    printable(text.trim(), MAX_DETAIL_CHARS)
 }
 
 /// The whole body of `response`, or `TooLarge` as soon as it passes `limit`
 /// (at once when its declared length does).
 async fn read(response: Response, what: &'static str, limit: usize) -> Result<Vec<u8>, FetchError> {
-    let url = response.url().to_string();
+    let url = without_query(response.url());
     let too_large = || FetchError::TooLarge { what, url: url.clone(), limit };
-    if response.content_length().is_some_and(|len| len > limit as u64) {
-        return Err(too_large());
+    if let Some(declared) = response.content_length().filter(|len| *len > limit as u64) {
+        return Err(FetchError::Declared { what, url, declared, limit });
     }
     let body = http::Response::from(response).into_body();
     match Limited::new(body, limit).collect().await {
         Ok(collected) => Ok(collected.to_bytes().to_vec()),
         Err(e) if e.is::<LengthLimitError>() => Err(too_large()),
         Err(e) => match e.downcast::<reqwest::Error>() {
-            Ok(e) => Err(FetchError::Http(*e)),
+            Ok(e) => Err((*e).into()),
             Err(e) => Err(FetchError::Protocol(format!("reading {what} from {url}: {e}"))),
         },
     }
@@ -289,19 +358,17 @@ async fn read(response: Response, what: &'static str, limit: usize) -> Result<Ve
 
 #[cfg(test)]
 mod tests {
-    use super::token_url;
+    use super::*;
 
     #[test]
-    fn token_services_are_https_unless_loopback_or_insecure() {
-        let url = token_url("https://auth.example/token", "acme/x", Some("reg"), false).unwrap();
-        assert_eq!(url.as_str(), "https://auth.example/token?scope=repository%3Aacme%2Fx%3Apull&service=reg");
-        for realm in ["http://127.0.0.1:5000/t", "http://localhost/t", "http://[::1]:9/t"] {
-            assert!(token_url(realm, "x", None, false).is_ok(), "{realm}");
-        }
-        let plain = token_url("http://auth.example/token", "x", None, false).unwrap_err();
-        assert!(plain.contains("not https"), "{plain}");
-        assert!(token_url("http://auth.example/token", "x", None, true).is_ok());
-        assert!(token_url("file:///etc/passwd", "x", None, true).unwrap_err().contains("is file"));
-        assert!(token_url("not a url", "x", None, false).unwrap_err().contains("not a URL"));
+    fn token_requests_ask_for_a_pull_where_the_registry_may_send_one() {
+        let origin = Url::parse("https://ghcr.io/v2/").unwrap();
+        let url = token_url(&origin, "https://ghcr.io/token", "acme/x", Some("ghcr.io")).unwrap();
+        assert_eq!(url.as_str(), "https://ghcr.io/token?scope=repository%3Aacme%2Fx%3Apull&service=ghcr.io");
+        assert!(token_url(&origin, "http://auth.example/token", "x", None).unwrap_err().contains("not https"));
+        assert!(token_url(&origin, "https://127.0.0.1:9/token", "x", None).unwrap_err().contains("loopback"));
+        assert!(token_url(&origin, "not a url", "x", None).unwrap_err().contains("not a URL"));
+        let local = Url::parse("http://127.0.0.1:5000/v2/").unwrap();
+        token_url(&local, "http://127.0.0.1:5001/token", "x", None).unwrap();
     }
 }

@@ -14,6 +14,7 @@ mod artifact;
 mod auth;
 mod fetch;
 mod progress;
+mod reach;
 mod reference;
 
 use std::time::Duration;
@@ -136,6 +137,21 @@ fn refused(error: &OciDistributionError) -> bool {
     }
 }
 
+/// A registry's (or a manifest's) words made safe to print on a terminal:
+/// control characters and invisible formatting (bidirectional overrides,
+/// zero-width characters) blanked, at most `max` characters.
+fn printable(text: &str, max: usize) -> String {
+    let hidden = |c: char| {
+        c.is_control()
+            || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{206f}' | '\u{feff}')
+    };
+    let mut shown: String = text.chars().take(max).map(|c| if hidden(c) { ' ' } else { c }).collect();
+    if text.chars().nth(max).is_some() {
+        shown.push_str("...");
+    }
+    shown
+}
+
 /// `error: its source: its source's source...`.
 fn chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
@@ -154,7 +170,8 @@ fn chain(error: &dyn std::error::Error) -> String {
 /// How to reach registries.
 #[derive(Clone)]
 pub struct OciOptions {
-    /// Plain HTTP to any registry, not only loopback ones.
+    /// Plain HTTP to any registry, not only loopback ones (after
+    /// [`OciOptions::scoped`], only to the one `credentials_registry` names).
     pub insecure: bool,
     /// Basic-auth username and password for every registry (or only
     /// `credentials_registry`); otherwise each registry gets what `docker
@@ -166,11 +183,19 @@ pub struct OciOptions {
     /// prompt nobody sees (a keychain, pinentry) must not hang a plugin
     /// before its port line.
     pub helper_timeout: Duration,
+    /// Set by [`OciOptions::scoped`].
+    scoped: bool,
 }
 
 impl Default for OciOptions {
     fn default() -> Self {
-        OciOptions { insecure: false, credentials: None, credentials_registry: None, helper_timeout: HELPER_TIMEOUT }
+        OciOptions {
+            insecure: false,
+            credentials: None,
+            credentials_registry: None,
+            helper_timeout: HELPER_TIMEOUT,
+            scoped: false,
+        }
     }
 }
 
@@ -195,16 +220,19 @@ impl OciOptions {
                 .ok_or(OciError::BadHelperTimeout(text))?,
         };
         let credentials_registry = var("PULUMI_WASM_OCI_REGISTRY");
-        Ok(OciOptions { insecure, credentials, credentials_registry, helper_timeout })
+        Ok(OciOptions { insecure, credentials, credentials_registry, helper_timeout, scoped: false })
     }
 
     /// For a reference the user did not give (a Parameterize value's recorded
     /// source, written by whoever generated the SDK): the environment's
     /// credentials go to it only if `PULUMI_WASM_OCI_REGISTRY` names its
-    /// registry, never to whatever registry a stranger's SDK names.
+    /// registry, never to whatever registry a stranger's SDK names. So does
+    /// `insecure`: over plain HTTP anyone on the way could answer with a
+    /// basic-auth challenge and take a `docker login` password.
     pub fn scoped(mut self) -> Self {
         // An empty scope names no registry (and the refusal can say why none were sent).
         self.credentials_registry.get_or_insert_default();
+        self.scoped = true;
         self
     }
 
@@ -325,7 +353,7 @@ pub async fn pull(
     let source = &creds.source;
     let err = |op| move |error| OciError::fetch(op, reference, error, source);
     let plain = plain(reference, options);
-    let mut fetcher = Fetcher::new(http_client()?, reference, plain, options.insecure, &creds.auth);
+    let mut fetcher = Fetcher::new(http_client()?, reference, plain, &creds.auth).map_err(err("reaching"))?;
     let manifest =
         fetcher.manifest(OCI_IMAGE_MEDIA_TYPE, MAX_MANIFEST_BYTES).await.map_err(err("pulling the manifest of"))?;
     let manifest_digest = store::digest(&manifest);
@@ -348,13 +376,15 @@ pub async fn pull(
         let (name, version) = (artifact.name, artifact.version);
         return Ok(Pulled { wasm, digest: artifact.layer_digest, manifest_digest, name, version, cached: true });
     }
-    let mut response = fetcher.blob(&artifact.layer_digest).await.map_err(err("pulling the component of"))?;
-    if let Some(len) = response.content_length().filter(|len| *len != artifact.size) {
+    let mut blob =
+        fetcher.blob(&artifact.layer_digest, artifact.size).await.map_err(err("pulling the component of"))?;
+    if let Some(len) = blob.response.content_length().filter(|len| *len != artifact.size) {
         return Err(OciError::SizeMismatch { expected: artifact.size, found: len });
     }
     let mut meter = progress.meter(Direction::Pull, &artifact.layer_digest, artifact.size);
-    let (mut wasm, mut hasher) = (Vec::with_capacity(artifact.size as usize), Sha256::new());
-    while let Some(piece) = response.chunk().await.map_err(|e| err("pulling the component of")(e.into()))? {
+    // Grown as bytes arrive rather than reserved up front: the size is the registry's word.
+    let (mut wasm, mut hasher) = (Vec::with_capacity(artifact.size.min(1 << 20) as usize), Sha256::new());
+    while let Some(piece) = blob.chunk().await.map_err(err("pulling the component of"))? {
         if wasm.len() + piece.len() > artifact.size as usize {
             return Err(OciError::SizeMismatch { expected: artifact.size, found: (wasm.len() + piece.len()) as u64 });
         }
@@ -397,6 +427,7 @@ fn client(reference: &Reference, options: &OciOptions) -> Client {
 fn http_client() -> Result<reqwest::Client, OciError> {
     let _ = rustls::crypto::ring::default_provider().install_default();
     reqwest::Client::builder()
+        .redirect(reach::redirects())
         .connect_timeout(CONNECT_TIMEOUT)
         .read_timeout(READ_TIMEOUT)
         .user_agent(USER_AGENT)
@@ -406,7 +437,9 @@ fn http_client() -> Result<reqwest::Client, OciError> {
 
 /// Whether `reference`'s registry is reached over plain HTTP.
 fn plain(reference: &Reference, options: &OciOptions) -> bool {
-    let plain = options.insecure || reference.is_loopback();
+    let insecure = options.insecure
+        && (!options.scoped || options.credentials_registry.as_deref() == Some(reference.registry.as_str()));
+    let plain = insecure || reference.is_loopback();
     if plain && !reference.is_loopback() {
         tracing::warn!("plain HTTP to {} (--insecure)", reference.registry);
     }
@@ -423,6 +456,28 @@ fn created() -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    #[test]
+    fn insecure_reaches_a_registry_a_value_names_only_when_the_user_named_it_too() {
+        let corp: Reference = "registry.corp.example/acme/x:1".parse().unwrap();
+        let local: Reference = "127.0.0.1:5000/acme/x:1".parse().unwrap();
+        let insecure = OciOptions { insecure: true, ..OciOptions::default() };
+        assert!(plain(&corp, &insecure), "a reference the user gives");
+        assert!(!plain(&corp, &insecure.clone().scoped()), "a reference a value names");
+        let named = OciOptions { credentials_registry: Some(corp.registry.clone()), ..insecure.clone() };
+        assert!(plain(&corp, &named.scoped()));
+        assert!(plain(&local, &OciOptions::default().scoped()), "loopback is always plain");
+        assert!(!plain(&corp, &OciOptions::default()));
+    }
+
+    #[test]
+    fn printable_blanks_what_a_terminal_would_act_on() {
+        assert_eq!(printable("a\x1b[2Jb\u{202e}c\u{200b}d\te", 100), "a [2Jb c d e");
+        assert_eq!(printable("abcdef", 3), "abc...");
+        assert_eq!(printable("abc", 3), "abc");
+    }
+
     /// `runtime::engine` is private to `runtime`; its source is the next best thing to compare with.
     #[test]
     fn the_component_limit_is_the_runtimes() {

@@ -73,7 +73,10 @@ impl FromStr for Reference {
     type Err = OciError;
 
     fn from_str(text: &str) -> Result<Reference, OciError> {
-        let bad = |why: String| OciError::BadReference { reference: text.to_owned(), why };
+        let bad = |why: String| OciError::BadReference {
+            reference: super::printable(text, 300),
+            why: super::printable(&why, 300),
+        };
         let s = text.strip_prefix(SCHEME).unwrap_or(text);
         let (s, digest) = match s.split_once('@') {
             Some((rest, d)) => {
