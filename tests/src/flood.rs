@@ -5,8 +5,8 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// Where the endless body goes.
 #[derive(Clone, Copy, Debug)]
@@ -21,6 +21,10 @@ pub enum Flood {
     ErrorBody,
     /// The component: the manifest says 1,000 bytes, the blob does not end.
     Blob,
+    /// Not a flood: the registry serves the manifest without asking for
+    /// credentials, then redirects the blob to another host, which answers
+    /// 401 with a bearer challenge of its own.
+    RedirectedChallenge,
 }
 
 /// The layer size [`Flood::Blob`]'s manifest declares.
@@ -31,85 +35,132 @@ pub const CAP: u64 = 1 << 30;
 
 pub struct FloodRegistry {
     pub address: String,
-    sent: Arc<AtomicU64>,
-    stop: Arc<AtomicBool>,
+    /// Where [`Flood::RedirectedChallenge`] sends the blob: another host (127.0.0.2).
+    pub elsewhere: String,
+    state: Arc<State>,
+}
+
+struct State {
+    flood: Flood,
+    sent: AtomicU64,
+    /// `host path authorization?` for each request.
+    seen: Mutex<Vec<String>>,
+    stop: AtomicBool,
+    address: String,
+    elsewhere: String,
 }
 
 impl FloodRegistry {
-    /// Serves on a free loopback port until dropped.
+    /// Serves on a free loopback port (and one on 127.0.0.2) until dropped.
     pub fn start(flood: Flood) -> FloodRegistry {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("a free port");
-        let address = listener.local_addr().expect("its address").to_string();
-        let (sent, stop) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicBool::new(false)));
-        let (thread_sent, thread_stop, realm) = (sent.clone(), stop.clone(), format!("http://{address}/token"));
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                if thread_stop.load(Ordering::Relaxed) {
-                    break;
-                }
-                let Ok(stream) = stream else { continue };
-                let (sent, realm) = (thread_sent.clone(), realm.clone());
-                std::thread::spawn(move || serve(stream, flood, &realm, &sent));
-            }
+        let bind = |ip: &str| {
+            let listener = TcpListener::bind(format!("{ip}:0")).expect("a free port");
+            let address = listener.local_addr().expect("its address").to_string();
+            (listener, address)
+        };
+        let ((listener, address), (other, elsewhere)) = (bind("127.0.0.1"), bind("127.0.0.2"));
+        let state = Arc::new(State {
+            flood,
+            sent: AtomicU64::new(0),
+            seen: Mutex::default(),
+            stop: AtomicBool::new(false),
+            address: address.clone(),
+            elsewhere: elsewhere.clone(),
         });
-        FloodRegistry { address, sent, stop }
+        for listener in [listener, other] {
+            let state = state.clone();
+            std::thread::spawn(move || {
+                for stream in listener.incoming() {
+                    if state.stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    let Ok(stream) = stream else { continue };
+                    let state = state.clone();
+                    std::thread::spawn(move || serve(stream, &state));
+                }
+            });
+        }
+        FloodRegistry { address, elsewhere, state }
     }
 
     /// Body bytes written so far.
     pub fn sent(&self) -> u64 {
-        self.sent.load(Ordering::Relaxed)
+        self.state.sent.load(Ordering::Relaxed)
+    }
+
+    /// The requests so far: `host path` and ` authorization` when one came.
+    pub fn seen(&self) -> Vec<String> {
+        self.state.seen.lock().expect("the log").clone()
     }
 }
 
 impl Drop for FloodRegistry {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
+        self.state.stop.store(true, Ordering::Relaxed);
         let _ = TcpStream::connect(&self.address);
+        let _ = TcpStream::connect(&self.elsewhere);
     }
 }
 
 /// Answers the requests on one connection until it closes or a flood ends it.
-fn serve(stream: TcpStream, flood: Flood, realm: &str, sent: &AtomicU64) {
+fn serve(stream: TcpStream, state: &State) {
     let mut reader = BufReader::new(stream.try_clone().expect("a second handle"));
-    let mut out = stream;
+    let (mut out, sent, here) = (stream, &state.sent, stream_host(&reader));
     loop {
         let mut request_line = String::new();
         if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
             return;
         }
+        let mut authorized = false;
         loop {
             let mut header = String::new();
             if reader.read_line(&mut header).unwrap_or(0) == 0 || header.trim().is_empty() {
                 break;
             }
+            authorized |= header.to_ascii_lowercase().starts_with("authorization:");
         }
         let path = request_line.split_whitespace().nth(1).unwrap_or("/").to_owned();
+        let auth = if authorized { " authorization" } else { "" };
+        state.seen.lock().expect("the log").push(format!("{here} {path}{auth}"));
         let head = |status: &str, extra: &str| format!("HTTP/1.1 {status}\r\n{extra}");
-        let written = match (flood, path.starts_with("/token")) {
-            (Flood::Manifest, _) => flow(&mut out, &head("200 OK", "Transfer-Encoding: chunked\r\n"), true, sent),
-            (Flood::DeclaredManifest, _) => {
+        let reply = |out: &mut TcpStream, status: &str, extra: &str, body: &str| {
+            let head = head(status, &format!("{extra}Content-Length: {}\r\n\r\n", body.len()));
+            out.write_all(format!("{head}{body}").as_bytes()).is_ok()
+        };
+        let chunked = "Transfer-Encoding: chunked\r\n";
+        let challenge =
+            |host: &str| format!("WWW-Authenticate: Bearer realm=\"http://{host}/token\",service=\"flood\"\r\n");
+        let (manifest, token) = (path.contains("/manifests/"), path.starts_with("/token"));
+        let written = match state.flood {
+            Flood::Manifest => flow(&mut out, &head("200 OK", chunked), true, sent),
+            Flood::DeclaredManifest => {
                 flow(&mut out, &head("200 OK", &format!("Content-Length: {}\r\n", 10u64 << 30)), false, sent)
             }
-            (Flood::Token, false) => {
-                let challenge = format!("WWW-Authenticate: Bearer realm=\"{realm}\",service=\"flood\"\r\n");
-                out.write_all(head("401 Unauthorized", &format!("{challenge}Content-Length: 0\r\n\r\n")).as_bytes())
-                    .is_ok()
+            Flood::Token if token => flow(&mut out, &head("200 OK", chunked), true, sent),
+            Flood::Token => reply(&mut out, "401 Unauthorized", &challenge(&state.address), ""),
+            Flood::ErrorBody => flow(&mut out, &head("500 Internal Server Error", chunked), true, sent),
+            Flood::Blob | Flood::RedirectedChallenge if manifest => reply(&mut out, "200 OK", "", &wasm_manifest()),
+            Flood::Blob => flow(&mut out, &head("200 OK", chunked), true, sent),
+            Flood::RedirectedChallenge if token => reply(&mut out, "200 OK", "", r#"{"token":"t"}"#),
+            Flood::RedirectedChallenge if path.starts_with("/elsewhere") => {
+                reply(&mut out, "401 Unauthorized", &challenge(&state.elsewhere), "")
             }
-            (Flood::Token, true) => flow(&mut out, &head("200 OK", "Transfer-Encoding: chunked\r\n"), true, sent),
-            (Flood::ErrorBody, _) => {
-                flow(&mut out, &head("500 Internal Server Error", "Transfer-Encoding: chunked\r\n"), true, sent)
+            Flood::RedirectedChallenge if path.contains("/blobs/") => {
+                let location = format!("Location: http://{}/elsewhere/blob\r\n", state.elsewhere);
+                reply(&mut out, "307 Temporary Redirect", &location, "")
             }
-            (Flood::Blob, _) if path.contains("/manifests/") => {
-                let manifest = wasm_manifest();
-                let length = format!("Content-Length: {}\r\n\r\n", manifest.len());
-                out.write_all(format!("{}{manifest}", head("200 OK", &length)).as_bytes()).is_ok()
-            }
-            (Flood::Blob, _) => flow(&mut out, &head("200 OK", "Transfer-Encoding: chunked\r\n"), true, sent),
+            // The registry's `/v2/`: no challenge.
+            Flood::RedirectedChallenge => reply(&mut out, "200 OK", "", "{}"),
         };
         if !written {
             return;
         }
     }
+}
+
+/// The address a connection came in on.
+fn stream_host(reader: &BufReader<TcpStream>) -> String {
+    reader.get_ref().local_addr().map(|a| a.to_string()).unwrap_or_default()
 }
 
 /// Writes `head` and then a body of up to [`CAP`] bytes, chunked or not.

@@ -428,3 +428,19 @@ fn endless_bodies_from_a_registry_are_cut_off() {
     bounded(Flood::ErrorBody, &["answered 500", "DENIED", "flood  [2Jxxx"]);
     bounded(Flood::Blob, &[&format!("where its descriptor says {BLOB_SIZE}")]);
 }
+
+/// A registry that redirects the component to another host, whose 401 names
+/// a token service of its own: the user's credentials for the registry go
+/// neither to that host nor to its token service.
+#[test]
+fn a_redirect_targets_challenge_gets_no_credentials() {
+    let store = tempfile::tempdir().unwrap();
+    let registry = FloodRegistry::start(Flood::RedirectedChallenge);
+    let creds = [("PULUMI_WASM_OCI_USERNAME", "alice"), ("PULUMI_WASM_OCI_PASSWORD", "s3cret")];
+    let reference = format!("oci://{}/acme/x:1.0", registry.address);
+    let (success, _, err) = run_env(store.path(), &["pull", &reference], &creds);
+    assert!(!success && err.contains(&format!("{}/elsewhere/blob answered 401", registry.elsewhere)), "{err}");
+    let seen = registry.seen();
+    assert!(seen.contains(&format!("{} /elsewhere/blob", registry.elsewhere)), "{seen:?}");
+    assert!(!seen.iter().any(|l| l.contains("/token") || l.ends_with(" authorization")), "{seen:?}");
+}

@@ -94,6 +94,9 @@ pub struct Fetcher<'a> {
     reference: &'a Reference,
     auth: &'a RegistryAuth,
     authorization: Option<HeaderValue>,
+    /// `/v2/` was asked for its challenge.
+    probed: bool,
+    /// A challenge was answered (once is all a pull gets).
     challenged: bool,
 }
 
@@ -113,7 +116,7 @@ impl<'a> Fetcher<'a> {
             RegistryAuth::Bearer(token) => bearer(token),
             _ => None,
         };
-        Ok(Fetcher { http, origin, reference, auth, authorization, challenged: false })
+        Ok(Fetcher { http, origin, reference, auth, authorization, probed: false, challenged: false })
     }
 
     /// The manifest the reference names (its digest, else its tag, else
@@ -148,11 +151,12 @@ impl<'a> Fetcher<'a> {
     /// GETs `url`, answering one challenge; `small` bounds the whole exchange,
     /// body included, by [`SMALL_TIMEOUT`], else only the answer's head.
     async fn get(&mut self, url: &Url, accept: Option<&str>, small: bool) -> Result<Response, FetchError> {
-        if !self.challenged && matches!(self.auth, RegistryAuth::Basic(..)) {
-            self.challenged = true;
+        if !self.probed && matches!(self.auth, RegistryAuth::Basic(..)) {
+            self.probed = true;
             let probe = self.http.get(self.origin.clone()).timeout(SMALL_TIMEOUT);
             let probe = self.send(probe, "the registry's challenge", &self.origin).await?;
             if probe.status() == StatusCode::UNAUTHORIZED {
+                self.challenged = true;
                 self.authorization = self.answer(probe.headers()).await?;
             }
         }
