@@ -2,6 +2,8 @@
 //! to a gigabyte), in one of the places a client reads, and counts
 //! what it managed to send before the client hung up. A client that bounds
 //! what it reads hangs up after a few megabytes; one that does not takes it all.
+//! Other modes trickle, redirect forever, or test whom credentials go to
+//! (every request is logged with whether it carried any).
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
@@ -21,10 +23,19 @@ pub enum Flood {
     ErrorBody,
     /// The component: the manifest says 1,000 bytes, the blob does not end.
     Blob,
+    /// The manifest, one byte every 100 ms (for a minute at most).
+    Trickle,
+    /// The component, after a good manifest, one byte every 100 ms.
+    TrickleBlob,
+    /// The manifest request redirects to itself, forever.
+    Redirects,
     /// Not a flood: the registry serves the manifest without asking for
-    /// credentials, then redirects the blob to another host, which answers
-    /// 401 with a bearer challenge of its own.
+    /// credentials, then redirects the blob to another origin, which
+    /// answers 401 with a bearer challenge of its own.
     RedirectedChallenge,
+    /// Not a flood: `/v2/` asks for nothing, the manifest asks for basic
+    /// credentials (and is served with them); the blob is not there.
+    OpenV2,
 }
 
 /// The layer size [`Flood::Blob`]'s manifest declares.
@@ -35,7 +46,7 @@ pub const CAP: u64 = 1 << 30;
 
 pub struct FloodRegistry {
     pub address: String,
-    /// Where [`Flood::RedirectedChallenge`] sends the blob: another host (127.0.0.2).
+    /// Where [`Flood::RedirectedChallenge`] sends the blob: another origin (another port).
     pub elsewhere: String,
     state: Arc<State>,
 }
@@ -51,14 +62,14 @@ struct State {
 }
 
 impl FloodRegistry {
-    /// Serves on a free loopback port (and one on 127.0.0.2) until dropped.
+    /// Serves on two free loopback ports until dropped.
     pub fn start(flood: Flood) -> FloodRegistry {
         let bind = |ip: &str| {
             let listener = TcpListener::bind(format!("{ip}:0")).expect("a free port");
             let address = listener.local_addr().expect("its address").to_string();
             (listener, address)
         };
-        let ((listener, address), (other, elsewhere)) = (bind("127.0.0.1"), bind("127.0.0.2"));
+        let ((listener, address), (other, elsewhere)) = (bind("127.0.0.1"), bind("127.0.0.1"));
         let state = Arc::new(State {
             flood,
             sent: AtomicU64::new(0),
@@ -139,8 +150,18 @@ fn serve(stream: TcpStream, state: &State) {
             Flood::Token if token => flow(&mut out, &head("200 OK", chunked), true, sent),
             Flood::Token => reply(&mut out, "401 Unauthorized", &challenge(&state.address), ""),
             Flood::ErrorBody => flow(&mut out, &head("500 Internal Server Error", chunked), true, sent),
-            Flood::Blob | Flood::RedirectedChallenge if manifest => reply(&mut out, "200 OK", "", &wasm_manifest()),
+            Flood::Blob | Flood::TrickleBlob | Flood::RedirectedChallenge if manifest => {
+                reply(&mut out, "200 OK", "", &wasm_manifest())
+            }
             Flood::Blob => flow(&mut out, &head("200 OK", chunked), true, sent),
+            Flood::Trickle | Flood::TrickleBlob => trickle(&mut out, &head("200 OK", chunked)),
+            Flood::Redirects => reply(&mut out, "307 Temporary Redirect", &format!("Location: {path}\r\n"), ""),
+            Flood::OpenV2 if manifest && authorized => reply(&mut out, "200 OK", "", &wasm_manifest()),
+            Flood::OpenV2 if manifest => {
+                reply(&mut out, "401 Unauthorized", "WWW-Authenticate: Basic realm=\"flood\"\r\n", "")
+            }
+            Flood::OpenV2 if path == "/v2/" => reply(&mut out, "200 OK", "", "{}"),
+            Flood::OpenV2 => reply(&mut out, "404 Not Found", "", ""),
             Flood::RedirectedChallenge if token => reply(&mut out, "200 OK", "", r#"{"token":"t"}"#),
             Flood::RedirectedChallenge if path.starts_with("/elsewhere") => {
                 reply(&mut out, "401 Unauthorized", &challenge(&state.elsewhere), "")
@@ -156,6 +177,21 @@ fn serve(stream: TcpStream, state: &State) {
             return;
         }
     }
+}
+
+/// Writes `head`, then a chunked body one byte every 100 ms for a minute at
+/// most. False: the connection is done.
+fn trickle(out: &mut TcpStream, head: &str) -> bool {
+    if out.write_all(format!("{head}\r\n").as_bytes()).is_err() {
+        return false;
+    }
+    for _ in 0..600 {
+        if out.write_all(b"1\r\n \r\n").is_err() {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    false
 }
 
 /// The address a connection came in on.

@@ -444,3 +444,41 @@ fn a_redirect_targets_challenge_gets_no_credentials() {
     assert!(seen.contains(&format!("{} /elsewhere/blob", registry.elsewhere)), "{seen:?}");
     assert!(!seen.iter().any(|l| l.contains("/token") || l.ends_with(" authorization")), "{seen:?}");
 }
+
+/// A registry that trickles the manifest or the component (a byte every
+/// 100 ms) is given up on at the pull's deadline (`PULUMI_WASM_OCI_TIMEOUT`
+/// here one second); one redirecting forever after five hops.
+#[test]
+fn slow_or_looping_registries_are_given_up_on() {
+    let store = tempfile::tempdir().unwrap();
+    let quick = [("PULUMI_WASM_OCI_TIMEOUT", "1")];
+    let cases = [
+        (Flood::Trickle, ["pulling the manifest of", "timed out"]),
+        (Flood::TrickleBlob, ["pulling the component of", "took longer than 1s"]),
+    ];
+    for (flood, expected) in cases {
+        let registry = FloodRegistry::start(flood);
+        let reference = format!("oci://{}/acme/x:1.0", registry.address);
+        let (success, _, err) = run_env(store.path(), &["pull", &reference], &quick);
+        assert!(!success && expected.iter().all(|e| err.contains(e)), "{flood:?}: {err}");
+    }
+    let registry = FloodRegistry::start(Flood::Redirects);
+    let err = fails(store.path(), &["pull", &format!("oci://{}/acme/x:1.0", registry.address)]);
+    assert!(err.contains("redirected more than 5 times"), "{err}");
+    assert_eq!(registry.seen().len(), 6, "{:?}", registry.seen());
+}
+
+/// A registry whose `/v2/` asks for nothing but whose repository asks for
+/// basic credentials gets them.
+#[test]
+fn a_registry_asking_only_at_the_repository_gets_the_credentials() {
+    let store = tempfile::tempdir().unwrap();
+    let registry = FloodRegistry::start(Flood::OpenV2);
+    let creds = [("PULUMI_WASM_OCI_USERNAME", "alice"), ("PULUMI_WASM_OCI_PASSWORD", "s3cret")];
+    let reference = format!("oci://{}/acme/x:1.0", registry.address);
+    let (success, _, err) = run_env(store.path(), &["pull", &reference], &creds);
+    // The manifest came; the component is not there.
+    assert!(!success && err.contains("pulling the component of") && err.contains("answered 404"), "{err}");
+    let seen = registry.seen();
+    assert!(seen.contains(&format!("{} /v2/acme/x/manifests/1.0 authorization", registry.address)), "{seen:?}");
+}

@@ -5,9 +5,11 @@
 //! registry a Parameterize value names is whoever generated the SDK's choice:
 //! one answering with an endless body would take the plugin's memory. Here
 //! every body is read up to a bound and within a deadline, a layer's foreign
-//! `urls` are never followed, a challenge is answered only from the registry
-//! itself, and where a token service or a redirect may lead is `reach.rs`'s
-//! rule. Pushing (to a registry the user names) stays with `oci-client`.
+//! `urls` are never followed, redirects are followed here (where a stranger's
+//! registry may send a pull is `reach.rs`'s rule) and the registry's
+//! credentials go to the registry alone: a challenge is answered only from
+//! it, and no hop elsewhere carries them. Pushing (to a registry the user
+//! names) stays with `oci-client`.
 
 use std::time::Duration;
 
@@ -15,7 +17,7 @@ use bytes::Bytes;
 use http_auth::parser::ChallengeParser;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use oci_client::secrets::RegistryAuth;
-use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderMap, HeaderValue, WWW_AUTHENTICATE};
+use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderMap, HeaderValue, LOCATION, WWW_AUTHENTICATE};
 use reqwest::{Response, StatusCode, Url};
 use tokio::time::{Instant, timeout, timeout_at};
 
@@ -28,22 +30,21 @@ pub const MAX_TOKEN_BYTES: usize = 1 << 20;
 const MAX_ERROR_BYTES: usize = 16 << 10;
 /// An error detail quoted in a message stops here.
 const MAX_DETAIL_CHARS: usize = 300;
-/// How long the answer's head may take, and a manifest or a token with its
-/// body: a registry trickling one byte at a time must not hold a
-/// Parameterize call for hours.
-const SMALL_TIMEOUT: Duration = Duration::from_secs(120);
 /// How long the start of an error body may take.
 const ERROR_TIMEOUT: Duration = Duration::from_secs(10);
-/// The slowest a component may arrive, after [`SMALL_TIMEOUT`]: 64 KiB/s
+/// The slowest a component may arrive, after the pull's timeout: 64 KiB/s
 /// (256 MiB in about 70 minutes).
 const MIN_BYTES_PER_SECOND: u64 = 64 << 10;
+/// The most redirects one request follows.
+const MAX_HOPS: usize = 5;
 
 #[derive(Debug, thiserror::Error)]
 pub enum FetchError {
     #[error(transparent)]
     Http(reqwest::Error),
+    /// `own`: the registry itself answered (not a host it redirected to).
     #[error("{url} answered {status}{}", detail(message))]
-    Status { url: String, status: StatusCode, message: String },
+    Status { url: String, status: StatusCode, message: String, own: bool },
     #[error("the token service at {realm} answered {status}{}", detail(message))]
     Token { realm: String, status: StatusCode, message: String },
     #[error("{what} from {url} is over the {limit}-byte limit")]
@@ -70,7 +71,7 @@ impl FetchError {
     /// Whether the registry or its token service turned the credentials down.
     pub fn refused(&self) -> bool {
         match self {
-            FetchError::Status { status, .. } | FetchError::Token { status, .. } => {
+            FetchError::Status { status, own: true, .. } | FetchError::Token { status, .. } => {
                 *status == StatusCode::UNAUTHORIZED || *status == StatusCode::FORBIDDEN
             }
             _ => false,
@@ -88,11 +89,18 @@ fn detail(message: &str) -> String {
 /// credentials to give, the registry's `/v2/` is asked for its challenge
 /// first, as some registries hide a private repository behind a 404.
 pub struct Fetcher<'a> {
+    /// Follows no redirects: [`Fetcher::follow`] does.
     http: reqwest::Client,
     /// `<scheme>://<registry>/v2/`.
     origin: Url,
     reference: &'a Reference,
     auth: &'a RegistryAuth,
+    /// A stranger's registry: where it may send the pull is checked ([`reach::allowed`]).
+    guarded: bool,
+    /// For an answer's head, and for a manifest or a token with its body: a
+    /// registry trickling one byte at a time must not hold a Parameterize
+    /// call for hours.
+    timeout: Duration,
     authorization: Option<HeaderValue>,
     /// `/v2/` was asked for its challenge.
     probed: bool,
@@ -100,23 +108,33 @@ pub struct Fetcher<'a> {
     challenged: bool,
 }
 
+/// How a [`Fetcher`] reaches its registry.
+pub struct Reach {
+    /// Plain HTTP rather than HTTPS.
+    pub plain: bool,
+    /// Whether a stranger named the registry (see [`Fetcher::guarded`]).
+    pub guarded: bool,
+    pub timeout: Duration,
+}
+
 impl<'a> Fetcher<'a> {
     pub fn new(
         http: reqwest::Client,
         reference: &'a Reference,
-        plain: bool,
+        reach: Reach,
         auth: &'a RegistryAuth,
     ) -> Result<Fetcher<'a>, FetchError> {
         // Docker Hub serves the registry API under another name, as `oci-client` resolves it.
         let registry = if reference.registry == "docker.io" { "index.docker.io" } else { &reference.registry };
-        let scheme = if plain { "http" } else { "https" };
+        let scheme = if reach.plain { "http" } else { "https" };
         let origin = Url::parse(&format!("{scheme}://{registry}/v2/"))
             .map_err(|e| FetchError::Protocol(format!("registry {registry}: {e}")))?;
         let authorization = match auth {
             RegistryAuth::Bearer(token) => bearer(token),
             _ => None,
         };
-        Ok(Fetcher { http, origin, reference, auth, authorization, probed: false, challenged: false })
+        let (guarded, timeout) = (reach.guarded, reach.timeout);
+        Ok(Fetcher { http, origin, reference, auth, guarded, timeout, authorization, probed: false, challenged: false })
     }
 
     /// The manifest the reference names (its digest, else its tag, else
@@ -134,12 +152,11 @@ impl<'a> Fetcher<'a> {
     }
 
     /// The blob with lower-case hex SHA-256 `digest` and `size` bytes, to be
-    /// read (and checked) as it arrives. Redirects are followed as `reach.rs`
-    /// allows; reqwest drops the credentials when one leaves the registry.
+    /// read (and checked) as it arrives.
     pub async fn blob(&mut self, digest: &str, size: u64) -> Result<Blob, FetchError> {
         let url = self.url(&format!("blobs/sha256:{digest}"))?;
         let response = self.get(&url, None, false).await?;
-        let after = SMALL_TIMEOUT + Duration::from_secs(size / MIN_BYTES_PER_SECOND);
+        let after = self.timeout + Duration::from_secs(size / MIN_BYTES_PER_SECOND);
         Ok(Blob { url: without_query(response.url()), response, deadline: Instant::now() + after, after })
     }
 
@@ -148,12 +165,12 @@ impl<'a> Fetcher<'a> {
         self.origin.join(&format!("{repository}/{path}")).map_err(|e| FetchError::Protocol(format!("{path}: {e}")))
     }
 
-    /// GETs `url`, answering one challenge; `small` bounds the whole exchange,
-    /// body included, by [`SMALL_TIMEOUT`], else only the answer's head.
+    /// GETs `url`, answering one challenge from the registry; `small` bounds
+    /// each exchange, body included, by the timeout, else only its head.
     async fn get(&mut self, url: &Url, accept: Option<&str>, small: bool) -> Result<Response, FetchError> {
         if !self.probed && matches!(self.auth, RegistryAuth::Basic(..)) {
             self.probed = true;
-            let probe = self.http.get(self.origin.clone()).timeout(SMALL_TIMEOUT);
+            let probe = self.http.get(self.origin.clone()).timeout(self.timeout);
             let probe = self.send(probe, "the registry's challenge", &self.origin).await?;
             if probe.status() == StatusCode::UNAUTHORIZED {
                 self.challenged = true;
@@ -161,42 +178,65 @@ impl<'a> Fetcher<'a> {
             }
         }
         loop {
-            let mut request = self.http.get(url.clone());
-            if small {
-                request = request.timeout(SMALL_TIMEOUT);
-            }
-            if let Some(accept) = accept {
-                request = request.header(ACCEPT, accept);
-            }
-            if let Some(authorization) = &self.authorization {
-                request = request.header(AUTHORIZATION, authorization.clone());
-            }
-            let response = self.send(request, "the answer", url).await?;
+            let response = self.follow(url, accept, small).await?;
+            let own = reach::same_origin(response.url(), &self.origin);
             // Only the registry's own challenge: a redirect target's would get the registry's credentials.
-            if response.status() == StatusCode::UNAUTHORIZED
-                && !self.challenged
-                && reach::same_origin(response.url(), url)
-            {
+            if response.status() == StatusCode::UNAUTHORIZED && own && !self.challenged {
                 self.challenged = true;
                 if let Some(authorization) = self.answer(response.headers()).await? {
                     self.authorization = Some(authorization);
                     continue;
                 }
             }
-            return success(response).await;
+            return success(response, own).await;
         }
     }
 
-    /// Sends `request`, waiting at most [`SMALL_TIMEOUT`] for the answer's head.
+    /// GETs `url` and the redirects it answers with, up to [`MAX_HOPS`]. The
+    /// registry's authorization goes only to the registry itself (reqwest's
+    /// own following would send it again to a second hop on another host).
+    async fn follow(&self, url: &Url, accept: Option<&str>, small: bool) -> Result<Response, FetchError> {
+        let mut at = url.clone();
+        for _ in 0..=MAX_HOPS {
+            let mut request = self.http.get(at.clone());
+            if small {
+                request = request.timeout(self.timeout);
+            }
+            if let Some(accept) = accept {
+                request = request.header(ACCEPT, accept);
+            }
+            if let Some(authorization) = self.authorization.as_ref().filter(|_| reach::same_origin(&at, &self.origin)) {
+                request = request.header(AUTHORIZATION, authorization.clone());
+            }
+            let response = self.send(request, "the answer", &at).await?;
+            let location = response.headers().get(LOCATION).and_then(|l| l.to_str().ok());
+            let Some(location) = location.filter(|_| response.status().is_redirection()) else {
+                return Ok(response);
+            };
+            let from = without_query(&at);
+            let next = at.join(location).map_err(|e| FetchError::Protocol(format!("{from} redirected to {e}")))?;
+            if !matches!(next.scheme(), "http" | "https") {
+                return Err(FetchError::Protocol(format!("{from} redirected to {}", next.scheme())));
+            }
+            if self.guarded {
+                reach::allowed(&self.origin, &next)
+                    .map_err(|why| FetchError::Protocol(format!("{from} redirected to {why}")))?;
+            }
+            at = next;
+        }
+        Err(FetchError::Protocol(format!("{} redirected more than {MAX_HOPS} times", without_query(url))))
+    }
+
+    /// Sends `request`, waiting at most the timeout for the answer's head.
     async fn send(
         &self,
         request: reqwest::RequestBuilder,
         what: &'static str,
         url: &Url,
     ) -> Result<Response, FetchError> {
-        match timeout(SMALL_TIMEOUT, request.send()).await {
+        match timeout(self.timeout, request.send()).await {
             Ok(sent) => Ok(sent?),
-            Err(_) => Err(FetchError::TimedOut { what, url: without_query(url), after: SMALL_TIMEOUT }),
+            Err(_) => Err(FetchError::TimedOut { what, url: without_query(url), after: self.timeout }),
         }
     }
 
@@ -226,8 +266,12 @@ impl<'a> Fetcher<'a> {
     async fn token(&self, realm: &str, service: Option<&str>) -> Result<HeaderValue, FetchError> {
         let shown = printable(realm, MAX_DETAIL_CHARS);
         let protocol = |why: String| FetchError::Protocol(format!("the registry's token service {shown:?} {why}"));
-        let url = token_url(&self.origin, realm, &self.reference.repository, service).map_err(protocol)?;
-        let mut request = self.http.get(url.clone()).timeout(SMALL_TIMEOUT);
+        let url = Url::parse(realm).map_err(|e| protocol(format!("is not a URL: {e}")))?;
+        if self.guarded {
+            reach::allowed(&self.origin, &url).map_err(protocol)?;
+        }
+        let url = token_url(url, &self.reference.repository, service);
+        let mut request = self.http.get(url.clone()).timeout(self.timeout);
         if let RegistryAuth::Basic(user, password) = self.auth {
             request = request.header(AUTHORIZATION, basic(user, password));
         }
@@ -250,7 +294,7 @@ impl<'a> Fetcher<'a> {
     }
 }
 
-/// A blob arriving, with its deadline: [`SMALL_TIMEOUT`] plus its size at
+/// A blob arriving, with its deadline: the pull's timeout plus its size at
 /// [`MIN_BYTES_PER_SECOND`].
 pub struct Blob {
     pub response: Response,
@@ -269,17 +313,13 @@ impl Blob {
     }
 }
 
-/// The token request for a pull of `repository` from the service at
-/// `realm`, which the registry at `origin` named: somewhere [`reach::allowed`]
-/// lets it send a pull (it may carry the user's password).
-fn token_url(origin: &Url, realm: &str, repository: &str, service: Option<&str>) -> Result<Url, String> {
-    let mut url = Url::parse(realm).map_err(|e| format!("is not a URL: {e}"))?;
-    reach::allowed(origin, &url)?;
-    url.query_pairs_mut().append_pair("scope", &format!("repository:{repository}:pull"));
+/// The token request for a pull of `repository` from the service at `realm`.
+fn token_url(mut realm: Url, repository: &str, service: Option<&str>) -> Url {
+    realm.query_pairs_mut().append_pair("scope", &format!("repository:{repository}:pull"));
     if let Some(service) = service {
-        url.query_pairs_mut().append_pair("service", service);
+        realm.query_pairs_mut().append_pair("service", service);
     }
-    Ok(url)
+    realm
 }
 
 fn bearer(token: &str) -> Option<HeaderValue> {
@@ -296,14 +336,15 @@ fn basic(user: &str, password: &str) -> HeaderValue {
     value
 }
 
-/// `response` when it succeeded, else an error carrying the start of its body.
-async fn success(response: Response) -> Result<Response, FetchError> {
+/// `response` when it succeeded, else an error carrying the start of its
+/// body; `own` when the registry itself answered.
+async fn success(response: Response, own: bool) -> Result<Response, FetchError> {
     let status = response.status();
     if status.is_success() {
         return Ok(response);
     }
     let url = without_query(response.url());
-    Err(FetchError::Status { url, status, message: message(response).await })
+    Err(FetchError::Status { url, status, message: message(response).await, own })
 }
 
 /// The registry's own words for a failure: the codes and messages of an OCI
@@ -365,14 +406,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn token_requests_ask_for_a_pull_where_the_registry_may_send_one() {
-        let origin = Url::parse("https://ghcr.io/v2/").unwrap();
-        let url = token_url(&origin, "https://ghcr.io/token", "acme/x", Some("ghcr.io")).unwrap();
+    fn token_requests_ask_for_a_pull_of_the_repository() {
+        let realm = Url::parse("https://ghcr.io/token").unwrap();
+        let url = token_url(realm, "acme/x", Some("ghcr.io"));
         assert_eq!(url.as_str(), "https://ghcr.io/token?scope=repository%3Aacme%2Fx%3Apull&service=ghcr.io");
-        assert!(token_url(&origin, "http://auth.example/token", "x", None).unwrap_err().contains("not https"));
-        assert!(token_url(&origin, "https://127.0.0.1:9/token", "x", None).unwrap_err().contains("loopback"));
-        assert!(token_url(&origin, "not a url", "x", None).unwrap_err().contains("not a URL"));
-        let local = Url::parse("http://127.0.0.1:5000/v2/").unwrap();
-        token_url(&local, "http://127.0.0.1:5001/token", "x", None).unwrap();
     }
 }

@@ -43,9 +43,9 @@ pub const MAX_MANIFEST_BYTES: usize = 4 << 20;
 /// How long a Docker credential helper may take to answer, unless
 /// `PULUMI_WASM_OCI_HELPER_TIMEOUT` says otherwise.
 const HELPER_TIMEOUT: Duration = Duration::from_secs(30);
-// reqwest is built without a default crypto provider (`rustls-no-provider`) so that only ring,
-// which the runtime's HTTP client already uses, is compiled in; the clients install it before
-// they are built (an error means one already is).
+/// How long a pull waits for an answer, and for a manifest or a token whole,
+/// unless `PULUMI_WASM_OCI_TIMEOUT` says otherwise.
+const PULL_TIMEOUT: Duration = Duration::from_secs(120);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a registry may go silent in the middle of an answer.
 const READ_TIMEOUT: Duration = Duration::from_secs(120);
@@ -70,14 +70,14 @@ pub enum OciError {
     #[error("cannot push to {reference}: {why}")]
     CannotPush { reference: String, why: String },
     /// The message carries `error`'s whole chain (reqwest keeps the cause, e.g. "connection refused", in its source).
-    #[error("{op} {reference}: {}{hint}", chain(error.as_ref()))]
+    #[error("{op} {reference}: {}{hint}", printable(&chain(error.as_ref()), 2000))]
     Registry { op: &'static str, reference: String, error: Box<dyn std::error::Error + Send + Sync>, hint: String },
     #[error("cannot make an HTTP client: {0}")]
     Client(String),
     #[error("set both PULUMI_WASM_OCI_USERNAME and PULUMI_WASM_OCI_PASSWORD, or neither")]
     HalfCredentials,
-    #[error("PULUMI_WASM_OCI_HELPER_TIMEOUT is a number of seconds, not '{0}'")]
-    BadHelperTimeout(String),
+    #[error("{0} is a number of seconds, not '{1}'")]
+    BadTimeout(&'static str, String),
     #[error("the credentials for {registry} in {} cannot be read: {why}", file.display())]
     Credentials { registry: String, file: std::path::PathBuf, why: String },
 }
@@ -138,12 +138,18 @@ fn refused(error: &OciDistributionError) -> bool {
 }
 
 /// A registry's (or a manifest's) words made safe to print on a terminal:
-/// control characters and invisible formatting (bidirectional overrides,
-/// zero-width characters) blanked, at most `max` characters.
+/// control characters, line and paragraph separators and invisible
+/// formatting (Unicode's Cf: bidirectional marks and overrides, zero-width
+/// characters, tags) blanked, at most `max` characters.
 fn printable(text: &str, max: usize) -> String {
     let hidden = |c: char| {
         c.is_control()
-            || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{206f}' | '\u{feff}')
+            || matches!(c,
+                '\u{ad}' | '\u{600}'..='\u{605}' | '\u{61c}' | '\u{6dd}' | '\u{70f}' | '\u{890}'..='\u{891}'
+                | '\u{8e2}' | '\u{180e}' | '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}'
+                | '\u{2060}'..='\u{206f}' | '\u{feff}' | '\u{fff9}'..='\u{fffb}' | '\u{110bd}' | '\u{110cd}'
+                | '\u{13430}'..='\u{1343f}' | '\u{1bca0}'..='\u{1bca3}' | '\u{1d173}'..='\u{1d17a}'
+                | '\u{e0001}' | '\u{e0020}'..='\u{e007f}')
     };
     let mut shown: String = text.chars().take(max).map(|c| if hidden(c) { ' ' } else { c }).collect();
     if text.chars().nth(max).is_some() {
@@ -183,6 +189,9 @@ pub struct OciOptions {
     /// prompt nobody sees (a keychain, pinentry) must not hang a plugin
     /// before its port line.
     pub helper_timeout: Duration,
+    /// How long a pull waits for an answer's head, and for a manifest or a
+    /// token with its body; a component gets this plus a minute per 3.75 MiB.
+    pub timeout: Duration,
     /// Set by [`OciOptions::scoped`].
     scoped: bool,
 }
@@ -194,6 +203,7 @@ impl Default for OciOptions {
             credentials: None,
             credentials_registry: None,
             helper_timeout: HELPER_TIMEOUT,
+            timeout: PULL_TIMEOUT,
             scoped: false,
         }
     }
@@ -202,7 +212,7 @@ impl Default for OciOptions {
 impl OciOptions {
     /// `PULUMI_WASM_OCI_INSECURE=1` (or `true`), `PULUMI_WASM_OCI_USERNAME` and
     /// `PULUMI_WASM_OCI_PASSWORD` (for `PULUMI_WASM_OCI_REGISTRY` only, when
-    /// set), `PULUMI_WASM_OCI_HELPER_TIMEOUT` (seconds).
+    /// set), `PULUMI_WASM_OCI_HELPER_TIMEOUT` and `PULUMI_WASM_OCI_TIMEOUT` (seconds).
     pub fn from_env() -> Result<OciOptions, OciError> {
         let var = |name| std::env::var(name).ok().filter(|v| !v.is_empty());
         let insecure = var("PULUMI_WASM_OCI_INSECURE").is_some_and(|v| v == "1" || v.eq_ignore_ascii_case("true"));
@@ -211,16 +221,18 @@ impl OciOptions {
             (None, None) => None,
             _ => return Err(OciError::HalfCredentials),
         };
-        let helper_timeout = match var("PULUMI_WASM_OCI_HELPER_TIMEOUT") {
-            None => HELPER_TIMEOUT,
+        let seconds = |name: &'static str, default| match var(name) {
+            None => Ok(default),
             Some(text) => text
                 .parse::<f64>()
                 .ok()
                 .and_then(|secs| Duration::try_from_secs_f64(secs).ok())
-                .ok_or(OciError::BadHelperTimeout(text))?,
+                .ok_or(OciError::BadTimeout(name, text)),
         };
+        let helper_timeout = seconds("PULUMI_WASM_OCI_HELPER_TIMEOUT", HELPER_TIMEOUT)?;
+        let timeout = seconds("PULUMI_WASM_OCI_TIMEOUT", PULL_TIMEOUT)?;
         let credentials_registry = var("PULUMI_WASM_OCI_REGISTRY");
-        Ok(OciOptions { insecure, credentials, credentials_registry, helper_timeout, scoped: false })
+        Ok(OciOptions { insecure, credentials, credentials_registry, helper_timeout, timeout, scoped: false })
     }
 
     /// For a reference the user did not give (a Parameterize value's recorded
@@ -234,6 +246,11 @@ impl OciOptions {
         self.credentials_registry.get_or_insert_default();
         self.scoped = true;
         self
+    }
+
+    /// Whether `PULUMI_WASM_OCI_REGISTRY` names `reference`'s registry.
+    fn names(&self, reference: &Reference) -> bool {
+        self.credentials_registry.as_deref() == Some(reference.registry.as_str())
     }
 
     /// The credentials for `reference`'s registry, looked up on a blocking
@@ -352,12 +369,15 @@ pub async fn pull(
     let creds = options.credentials(reference).await?;
     let source = &creds.source;
     let err = |op| move |error| OciError::fetch(op, reference, error, source);
-    let plain = plain(reference, options);
-    let mut fetcher = Fetcher::new(http_client()?, reference, plain, &creds.auth).map_err(err("reaching"))?;
+    let reach = fetch::Reach {
+        plain: plain(reference, options),
+        guarded: options.scoped && !options.names(reference),
+        timeout: options.timeout,
+    };
+    let mut fetcher = Fetcher::new(http_client()?, reference, reach, &creds.auth).map_err(err("reaching"))?;
     let manifest =
         fetcher.manifest(OCI_IMAGE_MEDIA_TYPE, MAX_MANIFEST_BYTES).await.map_err(err("pulling the manifest of"))?;
     let manifest_digest = store::digest(&manifest);
-    // oci-client checks this too; checked here as well so it holds whatever the library does.
     if let Some(pinned) = &reference.digest
         && *pinned != manifest_digest
     {
@@ -406,9 +426,17 @@ pub async fn pull(
     Ok(Pulled { wasm, digest, manifest_digest, name: artifact.name, version: artifact.version, cached: false })
 }
 
+/// reqwest is built without a default crypto provider (`rustls-no-provider`)
+/// so that only ring, which the runtime's HTTP client already uses, is
+/// compiled in; it must be installed before a client is built (an error
+/// means one already is).
+fn ring_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
 /// The push client.
 fn client(reference: &Reference, options: &OciOptions) -> Client {
-    let _ = rustls::crypto::ring::default_provider().install_default();
+    ring_provider();
     let plain = plain(reference, options);
     Client::new(ClientConfig {
         protocol: if plain { ClientProtocol::Http } else { ClientProtocol::Https },
@@ -423,11 +451,12 @@ fn client(reference: &Reference, options: &OciOptions) -> Client {
     })
 }
 
-/// The pull client, built as `oci-client` builds its own from the push client's settings.
+/// The pull client, built as `oci-client` builds its own from the push
+/// client's settings, except that it follows no redirects (`fetch.rs` does).
 fn http_client() -> Result<reqwest::Client, OciError> {
-    let _ = rustls::crypto::ring::default_provider().install_default();
+    ring_provider();
     reqwest::Client::builder()
-        .redirect(reach::redirects())
+        .redirect(reqwest::redirect::Policy::none())
         .connect_timeout(CONNECT_TIMEOUT)
         .read_timeout(READ_TIMEOUT)
         .user_agent(USER_AGENT)
@@ -437,8 +466,7 @@ fn http_client() -> Result<reqwest::Client, OciError> {
 
 /// Whether `reference`'s registry is reached over plain HTTP.
 fn plain(reference: &Reference, options: &OciOptions) -> bool {
-    let insecure = options.insecure
-        && (!options.scoped || options.credentials_registry.as_deref() == Some(reference.registry.as_str()));
+    let insecure = options.insecure && (!options.scoped || options.names(reference));
     let plain = insecure || reference.is_loopback();
     if plain && !reference.is_loopback() {
         tracing::warn!("plain HTTP to {} (--insecure)", reference.registry);
@@ -473,7 +501,7 @@ mod tests {
 
     #[test]
     fn printable_blanks_what_a_terminal_would_act_on() {
-        assert_eq!(printable("a\x1b[2Jb\u{202e}c\u{200b}d\te", 100), "a [2Jb c d e");
+        assert_eq!(printable("a\x1b[2Jb\u{202e}c\u{200b}d\te\u{9b}f\u{2028}g\u{e0041}h", 100), "a [2Jb c d e f g h");
         assert_eq!(printable("abcdef", 3), "abc...");
         assert_eq!(printable("abc", 3), "abc");
     }

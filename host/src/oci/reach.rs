@@ -1,21 +1,22 @@
 //! Where a registry may send a pull: the token service its challenge names
 //! and the redirects it answers with are its choice, and the registry a
-//! Parameterize value names is a stranger's. So a pull from a registry on
-//! the internet goes on over HTTPS only, to no loopback, private or
-//! link-local address (the cloud metadata service, a local admin port); a
-//! registry that is itself plain or internal may send it anywhere.
+//! Parameterize value names is a stranger's (unless the user names it too).
+//! So a stranger's registry on the internet may send a pull on over HTTPS
+//! only, to no loopback, private or link-local address (the cloud metadata
+//! service, a local admin port). One on loopback or a private address may
+//! send it anywhere; one reached over plain HTTP (`--insecure`) also over
+//! plain HTTP. A registry the user names may send it anywhere (their
+//! storage may well be `http://10.0.0.5:9000`).
 //!
 //! Addresses are judged as written: a host name resolving inward is not
-//! caught here.
+//! caught here (over HTTPS only, the plain-HTTP metadata services are out of
+//! reach anyway).
 
-use std::net::IpAddr;
+use std::net::{IpAddr, Ipv4Addr};
 
 use reqwest::Url;
 
-/// The most redirects one request follows.
-const MAX_HOPS: usize = 5;
-
-/// Whether a pull that started at `origin` (the registry) may go to `target`.
+/// Whether a pull from a stranger's registry at `origin` may go to `target`.
 pub fn allowed(origin: &Url, target: &Url) -> Result<(), String> {
     let plain = origin.scheme() == "http";
     match target.scheme() {
@@ -27,21 +28,6 @@ pub fn allowed(origin: &Url, target: &Url) -> Result<(), String> {
         return Err(format!("{} is a loopback, private or link-local address", without_query(target)));
     }
     Ok(())
-}
-
-/// The redirect policy of the pull client: at most [`MAX_HOPS`], each [`allowed`].
-pub fn redirects() -> reqwest::redirect::Policy {
-    reqwest::redirect::Policy::custom(|attempt| {
-        let checked = match attempt.previous() {
-            previous if previous.len() > MAX_HOPS => Err(format!("more than {MAX_HOPS} redirects")),
-            [origin, ..] => allowed(origin, attempt.url()).map_err(|why| format!("a redirect to {why}")),
-            [] => Ok(()),
-        };
-        match checked {
-            Ok(()) => attempt.follow(),
-            Err(why) => attempt.error(why),
-        }
-    })
 }
 
 /// Whether `a` and `b` are the same scheme, host and port.
@@ -57,23 +43,29 @@ pub fn without_query(url: &Url) -> String {
 }
 
 /// `localhost`, or an address literal that is loopback, private (RFC 1918,
-/// unique local), link-local, shared (100.64/10) or unspecified.
+/// unique local), link-local, shared (100.64/10) or "this network" (0/8),
+/// also inside an IPv4-mapped, -compatible or NAT64 IPv6 address. (The `url`
+/// crate has already turned `2130706433` or `0x7f.1` into `127.0.0.1`.)
 fn internal(url: &Url) -> bool {
-    let host = url.host_str().unwrap_or_default();
-    if host.eq_ignore_ascii_case("localhost") || host.to_ascii_lowercase().ends_with(".localhost") {
+    let host = url.host_str().unwrap_or_default().trim_end_matches('.').to_ascii_lowercase();
+    if host == "localhost" || host.ends_with(".localhost") {
         return true;
     }
     let Ok(ip) = host.trim_matches(['[', ']']).parse::<IpAddr>() else { return false };
-    let v4 = |ip: std::net::Ipv4Addr| {
-        let shared = ip.octets()[0] == 100 && (ip.octets()[1] & 0xc0) == 64;
-        ip.is_loopback() || ip.is_private() || ip.is_link_local() || ip.is_unspecified() || shared
+    let v4 = |ip: Ipv4Addr| {
+        let [a, b, ..] = ip.octets();
+        let shared = a == 100 && (b & 0xc0) == 64;
+        ip.is_loopback() || ip.is_private() || ip.is_link_local() || a == 0 || shared
     };
     match ip {
         IpAddr::V4(ip) => v4(ip),
-        IpAddr::V6(ip) => match ip.to_ipv4_mapped() {
-            Some(ip) => v4(ip),
-            None => ip.is_loopback() || ip.is_unspecified() || ip.is_unique_local() || ip.is_unicast_link_local(),
-        },
+        IpAddr::V6(ip) if ip.is_loopback() || ip.is_unspecified() => true,
+        IpAddr::V6(ip) if ip.is_unique_local() || ip.is_unicast_link_local() => true,
+        IpAddr::V6(ip) => {
+            let nat64 = ip.segments()[..6] == [0x64, 0xff9b, 0, 0, 0, 0];
+            let embedded = Ipv4Addr::from_bits(ip.to_bits() as u32);
+            ip.to_ipv4().is_some_and(v4) || (nat64 && v4(embedded))
+        }
     }
 }
 
@@ -103,7 +95,13 @@ mod tests {
             "https://[fd00::1]/x",
             "https://[fe80::1]/x",
             "https://[::ffff:127.0.0.1]/x",
+            "https://[::7f00:1]/x",
+            "https://[64:ff9b::a9fe:a9fe]/x",
             "https://0.0.0.0/x",
+            "https://0.1.2.3/x",
+            "https://localhost./x",
+            "https://2130706433/x",
+            "https://0x7f.1/x",
         ] {
             assert!(refused(inward).contains("loopback, private or link-local"), "{inward}");
         }
