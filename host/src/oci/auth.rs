@@ -55,6 +55,11 @@ pub(super) fn docker_config_file() -> Option<PathBuf> {
     dir.or_else(|| std::env::home_dir().map(|home| home.join(".docker"))).map(|dir| dir.join("config.json"))
 }
 
+/// Whether `a` and `b` name the same registry (Docker Hub goes by several names).
+pub(super) fn same_registry(a: &str, b: &str) -> bool {
+    docker_key(a) == docker_key(b)
+}
+
 /// The key `docker login` files a registry under: Docker Hub keeps its old URL.
 fn docker_key(registry: &str) -> &str {
     match registry {
@@ -80,7 +85,7 @@ fn scoped(
     reference: &Reference,
     docker_config: Option<PathBuf>,
 ) -> Result<Credentials, OciError> {
-    let for_this = |r: &str| docker_key(r) == docker_key(&reference.registry);
+    let for_this = |r: &str| same_registry(r, &reference.registry);
     match env {
         Some(_) if !scope.is_none_or(for_this) => {
             let found = resolve(None, reference, docker_config)?;

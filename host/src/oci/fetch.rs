@@ -25,7 +25,7 @@ use super::reach::{self, without_query};
 use super::{Reference, printable};
 
 /// A registry's token answer is a small JSON object (a JWT inside).
-pub const MAX_TOKEN_BYTES: usize = 1 << 20;
+const MAX_TOKEN_BYTES: usize = 1 << 20;
 /// Only the start of an error body is read (and shown).
 const MAX_ERROR_BYTES: usize = 16 << 10;
 /// An error detail quoted in a message stops here.

@@ -248,9 +248,12 @@ impl OciOptions {
         self
     }
 
-    /// Whether `PULUMI_WASM_OCI_REGISTRY` names `reference`'s registry.
-    fn names(&self, reference: &Reference) -> bool {
-        self.credentials_registry.as_deref() == Some(reference.registry.as_str())
+    /// Whether `reference` is a stranger's (after [`OciOptions::scoped`]) and
+    /// `PULUMI_WASM_OCI_REGISTRY` does not name its registry: no plain HTTP
+    /// then, and where it may send the pull is checked (`reach.rs`).
+    fn guarded(&self, reference: &Reference) -> bool {
+        let named = self.credentials_registry.as_deref().is_some_and(|r| auth::same_registry(r, &reference.registry));
+        self.scoped && !named
     }
 
     /// The credentials for `reference`'s registry, looked up on a blocking
@@ -371,7 +374,7 @@ pub async fn pull(
     let err = |op| move |error| OciError::fetch(op, reference, error, source);
     let reach = fetch::Reach {
         plain: plain(reference, options),
-        guarded: options.scoped && !options.names(reference),
+        guarded: options.guarded(reference),
         timeout: options.timeout,
     };
     let mut fetcher = Fetcher::new(http_client()?, reference, reach, &creds.auth).map_err(err("reaching"))?;
@@ -466,8 +469,7 @@ fn http_client() -> Result<reqwest::Client, OciError> {
 
 /// Whether `reference`'s registry is reached over plain HTTP.
 fn plain(reference: &Reference, options: &OciOptions) -> bool {
-    let insecure = options.insecure && (!options.scoped || options.names(reference));
-    let plain = insecure || reference.is_loopback();
+    let plain = (options.insecure && !options.guarded(reference)) || reference.is_loopback();
     if plain && !reference.is_loopback() {
         tracing::warn!("plain HTTP to {} (--insecure)", reference.registry);
     }
@@ -495,6 +497,10 @@ mod tests {
         assert!(!plain(&corp, &insecure.clone().scoped()), "a reference a value names");
         let named = OciOptions { credentials_registry: Some(corp.registry.clone()), ..insecure.clone() };
         assert!(plain(&corp, &named.scoped()));
+        // Named as the credentials' scope names it: Docker Hub under another of its names.
+        let hub: Reference = "docker.io/acme/x:1".parse().unwrap();
+        let named = OciOptions { credentials_registry: Some("index.docker.io".into()), ..insecure.clone() };
+        assert!(plain(&hub, &named.scoped()));
         assert!(plain(&local, &OciOptions::default().scoped()), "loopback is always plain");
         assert!(!plain(&corp, &OciOptions::default()));
     }
