@@ -405,6 +405,15 @@ fn an_https_registry_with_a_private_ca_is_refused_until_ssl_cert_file_trusts_it(
     assert!(success && out.contains(&format!("installed random {VERSION}")), "{out}\n{err}");
 }
 
+/// Basic credentials from the environment, for the flood registry's tests of whom they go to.
+const ALICE: [(&str, &str); 2] = [("PULUMI_WASM_OCI_USERNAME", "alice"), ("PULUMI_WASM_OCI_PASSWORD", "s3cret")];
+
+/// `pulumi-wasm pull` of a component from `registry`: success and stderr.
+fn pull_from(store: &Path, registry: &FloodRegistry, env: &[(&str, &str)]) -> (bool, String) {
+    let (success, _, err) = run_env(store, &["pull", &format!("oci://{}/acme/x:1.0", registry.address)], env);
+    (success, err)
+}
+
 /// A registry answering with a body that never ends, where a pull reads one
 /// (the manifest, the token service's answer, an error, the component), is
 /// cut off after a bounded read with a message saying so; it never gets to
@@ -414,7 +423,8 @@ fn endless_bodies_from_a_registry_are_cut_off() {
     let store = tempfile::tempdir().unwrap();
     let bounded = |flood: Flood, expected: &[&str]| {
         let registry = FloodRegistry::start(flood);
-        let err = fails(store.path(), &["pull", &format!("oci://{}/acme/flood:1.0", registry.address)]);
+        let (success, err) = pull_from(store.path(), &registry, &[]);
+        assert!(!success, "{flood:?}: {err}");
         for text in expected {
             assert!(err.contains(text), "{flood:?}: {text:?} not in {err}");
         }
@@ -436,9 +446,7 @@ fn endless_bodies_from_a_registry_are_cut_off() {
 fn a_redirect_targets_challenge_gets_no_credentials() {
     let store = tempfile::tempdir().unwrap();
     let registry = FloodRegistry::start(Flood::RedirectedChallenge);
-    let creds = [("PULUMI_WASM_OCI_USERNAME", "alice"), ("PULUMI_WASM_OCI_PASSWORD", "s3cret")];
-    let reference = format!("oci://{}/acme/x:1.0", registry.address);
-    let (success, _, err) = run_env(store.path(), &["pull", &reference], &creds);
+    let (success, err) = pull_from(store.path(), &registry, &ALICE);
     assert!(!success && err.contains(&format!("{}/elsewhere/blob answered 401", registry.elsewhere)), "{err}");
     let seen = registry.seen();
     assert!(seen.contains(&format!("{} /elsewhere/blob", registry.elsewhere)), "{seen:?}");
@@ -457,14 +465,12 @@ fn slow_or_looping_registries_are_given_up_on() {
         (Flood::TrickleBlob, ["pulling the component of", "took longer than 1s"]),
     ];
     for (flood, expected) in cases {
-        let registry = FloodRegistry::start(flood);
-        let reference = format!("oci://{}/acme/x:1.0", registry.address);
-        let (success, _, err) = run_env(store.path(), &["pull", &reference], &quick);
+        let (success, err) = pull_from(store.path(), &FloodRegistry::start(flood), &quick);
         assert!(!success && expected.iter().all(|e| err.contains(e)), "{flood:?}: {err}");
     }
     let registry = FloodRegistry::start(Flood::Redirects);
-    let err = fails(store.path(), &["pull", &format!("oci://{}/acme/x:1.0", registry.address)]);
-    assert!(err.contains("redirected more than 5 times"), "{err}");
+    let (success, err) = pull_from(store.path(), &registry, &[]);
+    assert!(!success && err.contains("redirected more than 5 times"), "{err}");
     assert_eq!(registry.seen().len(), 6, "{:?}", registry.seen());
 }
 
@@ -474,9 +480,7 @@ fn slow_or_looping_registries_are_given_up_on() {
 fn a_registry_asking_only_at_the_repository_gets_the_credentials() {
     let store = tempfile::tempdir().unwrap();
     let registry = FloodRegistry::start(Flood::OpenV2);
-    let creds = [("PULUMI_WASM_OCI_USERNAME", "alice"), ("PULUMI_WASM_OCI_PASSWORD", "s3cret")];
-    let reference = format!("oci://{}/acme/x:1.0", registry.address);
-    let (success, _, err) = run_env(store.path(), &["pull", &reference], &creds);
+    let (success, err) = pull_from(store.path(), &registry, &ALICE);
     // The manifest came; the component is not there.
     assert!(!success && err.contains("pulling the component of") && err.contains("answered 404"), "{err}");
     let seen = registry.seen();
