@@ -16,7 +16,8 @@
 //!
 //! Below them all, `dirs`: the default store and artifact-cache directories,
 //! and `trust`: whether a file this host once wrote may be believed; both
-//! shared by `store` and `runtime` so that neither depends on the other.
+//! shared by `store` and `runtime` so that neither depends on the other;
+//! `text`: guests' and registries' text made safe for the user's terminal.
 
 pub mod convert;
 mod dirs;
@@ -25,4 +26,5 @@ pub mod oci;
 pub mod runtime;
 pub mod server;
 pub mod store;
+mod text;
 mod trust;

@@ -10,6 +10,7 @@ use pulumirpc::{check_request::autonaming_options::Mode, diff_response::DiffChan
 use super::value::{ConvertError, Limits, WireOptions, opt_struct_into_wit, value_into_wit, wit_into_struct};
 use crate::runtime::MAX_SCHEMA_BYTES;
 use crate::runtime::bindings::{rp, types};
+use crate::text;
 
 /// A WIT response that becomes a wire response.
 pub trait IntoWire {
@@ -67,8 +68,15 @@ macro_rules! deployment {
     };
 }
 
+/// The guest's failures, which the engine prints on the user's terminal:
+/// what a terminal would act on is escaped ([`text`]).
 fn failures(f: Vec<types::CheckFailure>) -> Vec<pb::CheckFailure> {
-    f.into_iter().map(|f| pb::CheckFailure { property: f.property, reason: f.reason }).collect()
+    f.into_iter()
+        .map(|f| pb::CheckFailure {
+            property: text::escape_owned(f.property, &[]),
+            reason: text::escape_owned(f.reason, text::LINES),
+        })
+        .collect()
 }
 
 impl TryFrom<pb::ParameterizeRequest> for rp::ParameterizeRequest {
@@ -508,7 +516,7 @@ pub fn init_failure(f: types::InitFailure, o: WireOptions) -> Result<pb::ErrorRe
     Ok(pb::ErrorResourceInitFailed {
         id: f.id,
         properties: out(f.properties, o)?,
-        reasons: f.reasons,
+        reasons: f.reasons.into_iter().map(|r| text::escape_owned(r, text::LINES)).collect(),
         inputs: f.inputs.map(|i| out(i, o)).transpose()?.flatten(),
         refresh_before_update: false,
     })

@@ -112,7 +112,7 @@ pub(crate) struct WasmArtifact {
 /// Checks that `manifest` is the Wasm artifact layout and returns its one layer.
 pub(crate) fn parse(manifest: &[u8]) -> Result<WasmArtifact, OciError> {
     // The manifest is the registry's word: quoted only once made printable.
-    let not = |why: String| OciError::NotWasm { why: super::printable(&why, 500) };
+    let not = |why: String| OciError::NotWasm { why: crate::text::printable(&why, 500) };
     if manifest.len() > MAX_MANIFEST_BYTES {
         return Err(OciError::TooLarge { what: "manifest", size: manifest.len() as u64, limit: MAX_MANIFEST_BYTES });
     }
@@ -148,8 +148,8 @@ pub(crate) fn parse(manifest: &[u8]) -> Result<WasmArtifact, OciError> {
     Ok(WasmArtifact {
         layer_digest,
         size,
-        name: annotations.remove(ORG_OPENCONTAINERS_IMAGE_TITLE).map(|n| super::printable(&n, 100)),
-        version: annotations.remove(ORG_OPENCONTAINERS_IMAGE_VERSION).map(|v| super::printable(&v, 100)),
+        name: annotations.remove(ORG_OPENCONTAINERS_IMAGE_TITLE).map(|n| crate::text::printable(&n, 100)),
+        version: annotations.remove(ORG_OPENCONTAINERS_IMAGE_VERSION).map(|v| crate::text::printable(&v, 100)),
     })
 }
 

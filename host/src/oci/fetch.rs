@@ -21,8 +21,9 @@ use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderMap, HeaderValue, LOCATION, W
 use reqwest::{Response, StatusCode, Url};
 use tokio::time::{Instant, timeout, timeout_at};
 
+use super::Reference;
 use super::reach::{self, without_query};
-use super::{Reference, printable};
+use crate::text::printable;
 
 /// A registry's token answer is a small JSON object (a JWT inside).
 const MAX_TOKEN_BYTES: usize = 1 << 20;

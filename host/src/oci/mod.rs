@@ -30,6 +30,7 @@ use sha2::{Digest, Sha256};
 use fetch::{FetchError, Fetcher};
 
 use crate::store;
+use crate::text::printable;
 pub use artifact::{WASM_CONFIG_MEDIA_TYPE, WASM_LAYER_MEDIA_TYPE};
 pub use progress::{Direction, PROGRESS_MIN_BYTES, Progress, Transfer};
 pub use reference::{Reference, SCHEME};
@@ -135,27 +136,6 @@ fn refused(error: &OciDistributionError) -> bool {
         }
         _ => false,
     }
-}
-
-/// A registry's (or a manifest's) words made safe to print on a terminal:
-/// control characters, line and paragraph separators and invisible
-/// formatting (Unicode's Cf: bidirectional marks and overrides, zero-width
-/// characters, tags) blanked, at most `max` characters.
-fn printable(text: &str, max: usize) -> String {
-    let hidden = |c: char| {
-        c.is_control()
-            || matches!(c,
-                '\u{ad}' | '\u{600}'..='\u{605}' | '\u{61c}' | '\u{6dd}' | '\u{70f}' | '\u{890}'..='\u{891}'
-                | '\u{8e2}' | '\u{180e}' | '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}'
-                | '\u{2060}'..='\u{206f}' | '\u{feff}' | '\u{fff9}'..='\u{fffb}' | '\u{110bd}' | '\u{110cd}'
-                | '\u{13430}'..='\u{1343f}' | '\u{1bca0}'..='\u{1bca3}' | '\u{1d173}'..='\u{1d17a}'
-                | '\u{e0001}' | '\u{e0020}'..='\u{e007f}')
-    };
-    let mut shown: String = text.chars().take(max).map(|c| if hidden(c) { ' ' } else { c }).collect();
-    if text.chars().nth(max).is_some() {
-        shown.push_str("...");
-    }
-    shown
 }
 
 /// `error: its source: its source's source...`.
@@ -503,13 +483,6 @@ mod tests {
         assert!(plain(&hub, &named.scoped()));
         assert!(plain(&local, &OciOptions::default().scoped()), "loopback is always plain");
         assert!(!plain(&corp, &OciOptions::default()));
-    }
-
-    #[test]
-    fn printable_blanks_what_a_terminal_would_act_on() {
-        assert_eq!(printable("a\x1b[2Jb\u{202e}c\u{200b}d\te\u{9b}f\u{2028}g\u{e0041}h", 100), "a [2Jb c d e f g h");
-        assert_eq!(printable("abcdef", 3), "abc...");
-        assert_eq!(printable("abc", 3), "abc");
     }
 
     /// `runtime::engine` is private to `runtime`; its source is the next best thing to compare with.

@@ -74,8 +74,8 @@ impl FromStr for Reference {
 
     fn from_str(text: &str) -> Result<Reference, OciError> {
         let bad = |why: String| OciError::BadReference {
-            reference: super::printable(text, 300),
-            why: super::printable(&why, 300),
+            reference: crate::text::printable(text, 300),
+            why: crate::text::printable(&why, 300),
         };
         let s = text.strip_prefix(SCHEME).unwrap_or(text);
         let (s, digest) = match s.split_once('@') {

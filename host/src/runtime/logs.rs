@@ -8,6 +8,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tokio::sync::mpsc;
 
+use crate::text;
+
 /// Longest log message kept; the rest is cut so a provider cannot flood the engine.
 const MAX_LOG_MESSAGE: usize = 64 * 1024;
 /// Bytes of log messages a provider may have waiting for the engine; beyond
@@ -23,25 +25,6 @@ const LOG_OVERHEAD: usize = 1024;
 /// budget, not the count, decides what is dropped, so a burst the forwarder
 /// has not yet drained (its thread busy running calls) is not cut short.
 pub const LOG_CHANNEL: usize = MAX_QUEUED_LOG_BYTES / LOG_OVERHEAD;
-
-/// `text` with its control characters escaped (`\u{1b}`, `\r`), but those in
-/// `keep`: a guest's text printed in a log or on a terminal must not forge
-/// lines or escape sequences. Borrowed when there is nothing to escape.
-pub fn escape_controls<'a>(text: &'a str, keep: &[char]) -> std::borrow::Cow<'a, str> {
-    let escaped = |c: char| c.is_control() && !keep.contains(&c);
-    if !text.chars().any(escaped) {
-        return text.into();
-    }
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        if escaped(c) {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    out.into()
-}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LogSeverity {
@@ -89,16 +72,18 @@ impl LogQueue {
     }
 
     /// Queues a message without ever waiting: a full queue or a spent
-    /// budget drops it. A message over the size limit is cut.
+    /// budget drops it. A message over the size limit is cut, and what a
+    /// terminal would act on is escaped ([`crate::text`]): the engine prints
+    /// it on the user's terminal.
     pub fn send(&self, severity: LogSeverity, message: String, urn: Option<String>, ephemeral: bool) {
-        let message = if message.len() > MAX_LOG_MESSAGE {
-            let cut = message.floor_char_boundary(MAX_LOG_MESSAGE);
-            // A new string of exactly the kept size: the provider's buffer may be huge.
-            [&message[..cut], " [truncated]"].concat()
-        } else {
-            message
+        // Cut before escaping, which may make it six times longer, and after.
+        let long = message.len() > MAX_LOG_MESSAGE;
+        let message = text::escape_owned(cut(message), text::LINES);
+        let message = match long || message.len() > MAX_LOG_MESSAGE {
+            true => cut(message) + " [truncated]",
+            false => message,
         };
-        let urn = urn.filter(|u| u.len() <= MAX_LOG_MESSAGE);
+        let urn = urn.filter(|u| u.len() <= MAX_LOG_MESSAGE).map(|u| text::escape_owned(u, &[]));
         let bytes = LOG_OVERHEAD + message.len() + urn.as_ref().map_or(0, String::len);
         if self.queued.fetch_add(bytes, Ordering::Relaxed) + bytes > MAX_QUEUED_LOG_BYTES {
             self.queued.fetch_sub(bytes, Ordering::Relaxed);
@@ -110,6 +95,17 @@ impl LogQueue {
             tracing::debug!("log dropped: queue full or closed");
         }
     }
+}
+
+/// `message` cut to [`MAX_LOG_MESSAGE`] bytes, at a character boundary.
+fn cut(message: String) -> String {
+    if message.len() <= MAX_LOG_MESSAGE {
+        return message;
+    }
+    // A new string of the kept size (and room for a mark): the provider's buffer may be huge.
+    let mut kept = String::with_capacity(MAX_LOG_MESSAGE + 16);
+    kept.push_str(&message[..message.floor_char_boundary(MAX_LOG_MESSAGE)]);
+    kept
 }
 
 #[cfg(test)]
@@ -130,5 +126,23 @@ mod tests {
             q.send(LogSeverity::Debug, format!("m{i}"), None, false);
         }
         assert_eq!(std::iter::from_fn(|| rx.try_recv().ok()).count(), 4, "a full queue drops, never blocks");
+    }
+
+    #[test]
+    fn what_a_terminal_would_act_on_is_escaped_and_still_cut() {
+        let (tx, mut rx) = mpsc::channel(4);
+        let q = LogQueue::new(tx);
+        let urn = "urn:pulumi:s::p::t::n\r\x1b[2K".to_owned();
+        q.send(LogSeverity::Info, "red \x1b[31mX\u{202e}\nnext\tline".into(), Some(urn), false);
+        let log = rx.try_recv().unwrap();
+        assert_eq!(log.message, "red \\u{1b}[31mX\\u{202e}\nnext\tline");
+        assert_eq!(log.urn.as_deref(), Some("urn:pulumi:s::p::t::n\\r\\u{1b}[2K"));
+        // Escaped six times longer: cut again, marked once.
+        q.send(LogSeverity::Info, "\x1b".repeat(MAX_LOG_MESSAGE / 2), None, false);
+        let log = rx.try_recv().unwrap();
+        assert!(log.message.len() <= MAX_LOG_MESSAGE + 12 && log.message.ends_with(" [truncated]"));
+        assert!(log.message.starts_with("\\u{1b}\\u{1b}") && !log.message.contains('\x1b'));
+        q.send(LogSeverity::Info, "x".repeat(MAX_LOG_MESSAGE + 1), None, false);
+        assert_eq!(rx.try_recv().unwrap().message.matches("[truncated]").count(), 1);
     }
 }

@@ -170,12 +170,12 @@ impl HostState {
     }
 
     /// What the guest wrote to stderr (e.g. a panic message), lossily decoded.
-    /// Control characters are escaped: this goes into the host's log, where
-    /// a guest's newlines could forge lines of its own.
+    /// Escaped ([`crate::text`]): this goes into the host's log and statuses,
+    /// where a guest's newlines could forge lines of its own.
     pub(super) fn stderr_text(&self) -> String {
         let bytes = self.stderr.contents();
         let text = String::from_utf8_lossy(&bytes);
-        super::logs::escape_controls(text.trim(), &[]).into_owned()
+        crate::text::escape(text.trim(), &[]).into_owned()
     }
 
     /// Forgets the previous call's partial state, denials and monitor.

@@ -1,7 +1,5 @@
 //! The one place errors become gRPC statuses.
 
-use std::borrow::Cow;
-
 use prost::Message;
 use tonic::{Code, Status};
 
@@ -9,7 +7,8 @@ use crate::convert::requests::init_failure;
 use crate::convert::value::{ConvertError, WireOptions};
 use crate::runtime::bindings::types;
 use crate::runtime::bindings::words::WordsError;
-use crate::runtime::{CallError, RuntimeError, escape_controls};
+use crate::runtime::{CallError, RuntimeError};
+use crate::text;
 
 /// The longest message a status carries. Messages hold a guest's text (its
 /// errors, its stderr, keys of its values), which has no bound of its own;
@@ -17,15 +16,12 @@ use crate::runtime::{CallError, RuntimeError, escape_controls};
 /// 16 MiB), so a huge one would reach the engine as a transport error.
 const MAX_MESSAGE: usize = 64 * 1024;
 
-/// `m`, cut to [`MAX_MESSAGE`] bytes at a character boundary, its control
-/// characters but newlines and tabs escaped: the engine prints it on the
-/// user's terminal, and it quotes text from guests, values and registries,
-/// where an escape sequence could rewrite what the user reads.
+/// `m`, cut to [`MAX_MESSAGE`] bytes at a character boundary, what a
+/// terminal would act on but newlines and tabs escaped ([`text`]): the
+/// engine prints it on the user's terminal, and it quotes text from guests,
+/// values and registries.
 fn cap(m: String) -> String {
-    let m = match escape_controls(&m, &['\n', '\t']) {
-        Cow::Borrowed(_) => m,
-        Cow::Owned(escaped) => escaped,
-    };
+    let m = text::escape_owned(m, text::LINES);
     if m.len() <= MAX_MESSAGE {
         return m;
     }
@@ -170,8 +166,8 @@ fn guest_status(e: types::Error, o: WireOptions) -> Status {
                 missing_keys: keys
                     .into_iter()
                     .map(|k| pulumirpc::configure_error_missing_keys::MissingKey {
-                        name: k.name,
-                        description: k.description,
+                        name: text::escape_owned(k.name, &[]),
+                        description: text::escape_owned(k.description, text::LINES),
                     })
                     .collect(),
             };

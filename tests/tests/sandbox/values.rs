@@ -1,4 +1,5 @@
-//! Values a host will not take, and floods of log lines.
+//! Values a host will not take, floods of log lines, and words meant for
+//! the user's terminal.
 
 use super::*;
 
@@ -155,4 +156,26 @@ async fn a_busy_engine_gets_every_line_of_many_resources_each_in_order() {
             .collect();
         assert_eq!(numbers, (0..lines).collect::<Vec<_>>(), "t{r}'s lines in the order it logged them");
     }
+}
+
+#[tokio::test]
+async fn a_guests_words_reach_the_terminal_escaped() {
+    let (engine, mut p) = hostile_with(&policy(10, None, "")).await;
+    // Set the clipboard (OSC 52), clear the screen, reverse what follows,
+    // forge a line; newlines, tabs, accents and an emoji's joiner are words.
+    let words = "ok\x1b]52;c;ZXZpbA==\x07\x1b[2J\u{202e}txt.exe\r\u{2028}forged\nline two\tend é 👩\u{200d}💻";
+    let acts = "ok\\u{1b}]52;c;ZXZpbA==\\u{7}\\u{1b}[2J\\u{202e}txt.exe\\r\\u{2028}forged";
+    let shown = format!("{acts}\nline two\tend é 👩\u{200d}💻");
+    let said = p.client.invoke(invoke("hostile:index:say", json!({"text": words}))).await.unwrap().into_inner();
+    let [failure] = &said.failures[..] else { panic!("one failure: {:?}", said.failures) };
+    assert_eq!(failure.reason, shown, "a check failure's reason");
+    assert_eq!(failure.property, format!("{acts}\\nline two\\tend é 👩\u{200d}💻"), "its property: one line");
+    let s = p.client.invoke(invoke("hostile:index:say", json!({"text": words, "fail": true}))).await.unwrap_err();
+    assert!(s.message().contains(&shown), "the status: {:?}", s.message());
+    let logs = engine.wait_for_logs(2, |l| l.message.starts_with("ok")).await;
+    assert_eq!(logs.len(), 2, "both calls logged the words");
+    for log in logs {
+        assert_eq!(log.message, shown, "Engine.Log");
+    }
+    ok_call(&p, "after the words").await;
 }

@@ -20,6 +20,7 @@
 //! | `readKept` | | reads the text `keepHeld` kept: a held text from an earlier call |
 //! | `leakHandles` | `count` | keeps `count` more host handles (clock pollables) past the call; returns how many this instance keeps (`kept`) |
 //! | `setAuthority` | `length`, `method` | sets an outgoing request's authority to `length` bytes (and its method to `method`, if given), sending nothing; returns `authority` and `method`: whether each was taken |
+//! | `say` | `text`, `fail` | logs `text`, then fails with it (with `fail`) or answers with a check failure whose property and reason are `text` |
 //! | `ok` | `sleepMs` | a normal quick call: `{"ok": true}` |
 //!
 //! `huge` and `malformed` bypass the SDK's adapter: this crate implements the
@@ -292,6 +293,15 @@ impl Provider for Hostile {
                 None => Err(Error::invalid("nothing kept: call keepHeld first")),
             },
             "panic" => panic!("hostile was asked to panic"),
+            "say" => {
+                let text = arg_str(args, "text")?;
+                log::log(log::Severity::Warning, text, None, false);
+                if arg_bool(args, "fail") {
+                    return Err(Error::Failed(text.to_owned()));
+                }
+                let failure = CheckFailure { property: text.to_owned(), reason: text.to_owned() };
+                Ok(InvokeResponse { outputs: PropertyMap::new(), failures: vec![failure] })
+            }
             "logFlood" => {
                 let count = arg_num(args, "count", 1_000_000.0) as u64;
                 let size = arg_num(args, "size", 65_537.0) as usize;
