@@ -36,6 +36,11 @@ pub enum Flood {
     /// Not a flood: `/v2/` asks for nothing, the manifest asks for basic
     /// credentials (and is served with them); the blob is not there.
     OpenV2,
+    /// Not a flood: the registry challenges every request without
+    /// credentials with a bearer challenge; its token service redirects to
+    /// another origin, which hands out a token; with it the manifest is
+    /// served, and the blob is not there.
+    RedirectedToken,
 }
 
 /// The layer size [`Flood::Blob`]'s manifest declares.
@@ -46,7 +51,8 @@ pub const CAP: u64 = 1 << 30;
 
 pub struct FloodRegistry {
     pub address: String,
-    /// Where [`Flood::RedirectedChallenge`] sends the blob: another origin (another port).
+    /// Where [`Flood::RedirectedChallenge`] sends the blob, and
+    /// [`Flood::RedirectedToken`] the token request: another origin (another port).
     pub elsewhere: String,
     state: Arc<State>,
 }
@@ -172,6 +178,18 @@ fn serve(stream: TcpStream, state: &State) {
             }
             // The registry's `/v2/`: no challenge.
             Flood::RedirectedChallenge => reply(&mut out, "200 OK", "", "{}"),
+            Flood::RedirectedToken if token && here == state.elsewhere => {
+                reply(&mut out, "200 OK", "", r#"{"token":"t"}"#)
+            }
+            Flood::RedirectedToken if token => {
+                let location = format!("Location: http://{}{path}\r\n", state.elsewhere);
+                reply(&mut out, "307 Temporary Redirect", &location, "")
+            }
+            Flood::RedirectedToken if !authorized => {
+                reply(&mut out, "401 Unauthorized", &challenge(&state.address), "")
+            }
+            Flood::RedirectedToken if manifest => reply(&mut out, "200 OK", "", &wasm_manifest()),
+            Flood::RedirectedToken => reply(&mut out, "404 Not Found", "", ""),
         };
         if !written {
             return;

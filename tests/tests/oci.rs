@@ -453,6 +453,24 @@ fn a_redirect_targets_challenge_gets_no_credentials() {
     assert!(!seen.iter().any(|l| l.contains("/token") || l.ends_with(" authorization")), "{seen:?}");
 }
 
+/// A token service that redirects to another origin is followed there, and
+/// the basic credentials go to the token service alone, not to where it
+/// redirects; the token that origin hands out opens the registry.
+#[test]
+fn a_redirected_token_request_is_followed_without_the_credentials() {
+    let store = tempfile::tempdir().unwrap();
+    let registry = FloodRegistry::start(Flood::RedirectedToken);
+    let (success, err) = pull_from(store.path(), &registry, &ALICE);
+    // The manifest came (with the token); the blob is not there.
+    assert!(!success && err.contains("pulling the component of") && err.contains("answered 404"), "{err}");
+    let seen = registry.seen();
+    let (here, there) = (&registry.address, &registry.elsewhere);
+    let token = |at: &str| seen.iter().find(|l| l.starts_with(&format!("{at} /token?scope="))).cloned();
+    assert!(token(here).is_some_and(|l| l.ends_with(" authorization")), "{seen:?}");
+    assert!(token(there).is_some_and(|l| !l.ends_with(" authorization")), "{seen:?}");
+    assert!(seen.contains(&format!("{here} /v2/acme/x/manifests/1.0 authorization")), "{seen:?}");
+}
+
 /// A registry that trickles the manifest or the component (a byte every
 /// 100 ms) is given up on at the pull's deadline (`PULUMI_WASM_OCI_TIMEOUT`
 /// here one second); one redirecting forever after five hops.

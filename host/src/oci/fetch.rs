@@ -46,8 +46,9 @@ pub enum FetchError {
     /// `own`: the registry itself answered (not a host it redirected to).
     #[error("{url} answered {status}{}", detail(message))]
     Status { url: String, status: StatusCode, message: String, own: bool },
+    /// `own`: the token service itself answered (not a host it redirected to).
     #[error("the token service at {realm} answered {status}{}", detail(message))]
-    Token { realm: String, status: StatusCode, message: String },
+    Token { realm: String, status: StatusCode, message: String, own: bool },
     #[error("{what} from {url} is over the {limit}-byte limit")]
     TooLarge { what: &'static str, url: String, limit: usize },
     #[error("{what} from {url} declares {declared} bytes, over the {limit}-byte limit")]
@@ -72,7 +73,7 @@ impl FetchError {
     /// Whether the registry or its token service turned the credentials down.
     pub fn refused(&self) -> bool {
         match self {
-            FetchError::Status { status, own: true, .. } | FetchError::Token { status, .. } => {
+            FetchError::Status { status, own: true, .. } | FetchError::Token { status, own: true, .. } => {
                 *status == StatusCode::UNAUTHORIZED || *status == StatusCode::FORBIDDEN
             }
             _ => false,
@@ -166,8 +167,8 @@ impl<'a> Fetcher<'a> {
         self.origin.join(&format!("{repository}/{path}")).map_err(|e| FetchError::Protocol(format!("{path}: {e}")))
     }
 
-    /// GETs `url`, answering one challenge from the registry; `small` bounds
-    /// each exchange, body included, by the timeout, else only its head.
+    /// GETs `url` (the registry's), answering one challenge from the
+    /// registry; `small` as in [`Ask`].
     async fn get(&mut self, url: &Url, accept: Option<&str>, small: bool) -> Result<Response, FetchError> {
         if !self.probed && matches!(self.auth, RegistryAuth::Basic(..)) {
             self.probed = true;
@@ -179,7 +180,8 @@ impl<'a> Fetcher<'a> {
             }
         }
         loop {
-            let response = self.follow(url, accept, small).await?;
+            let authorization = self.authorization.as_ref();
+            let response = self.follow(Ask { url, what: "the answer", accept, authorization, small }).await?;
             let own = reach::same_origin(response.url(), &self.origin);
             // Only the registry's own challenge: a redirect target's would get the registry's credentials.
             if response.status() == StatusCode::UNAUTHORIZED && own && !self.challenged {
@@ -193,23 +195,23 @@ impl<'a> Fetcher<'a> {
         }
     }
 
-    /// GETs `url` and the redirects it answers with, up to [`MAX_HOPS`]. The
-    /// registry's authorization goes only to the registry itself (reqwest's
-    /// own following would send it again to a second hop on another host).
-    async fn follow(&self, url: &Url, accept: Option<&str>, small: bool) -> Result<Response, FetchError> {
-        let mut at = url.clone();
+    /// GETs `ask.url` and the redirects it answers with, up to [`MAX_HOPS`].
+    /// The authorization goes only to the first URL's origin (reqwest's own
+    /// following would send it again to a second hop on another host).
+    async fn follow(&self, ask: Ask<'_>) -> Result<Response, FetchError> {
+        let mut at = ask.url.clone();
         for _ in 0..=MAX_HOPS {
             let mut request = self.http.get(at.clone());
-            if small {
+            if ask.small {
                 request = request.timeout(self.timeout);
             }
-            if let Some(accept) = accept {
+            if let Some(accept) = ask.accept {
                 request = request.header(ACCEPT, accept);
             }
-            if let Some(authorization) = self.authorization.as_ref().filter(|_| reach::same_origin(&at, &self.origin)) {
+            if let Some(authorization) = ask.authorization.filter(|_| reach::same_origin(&at, ask.url)) {
                 request = request.header(AUTHORIZATION, authorization.clone());
             }
-            let response = self.send(request, "the answer", &at).await?;
+            let response = self.send(request, ask.what, &at).await?;
             let location = response.headers().get(LOCATION).and_then(|l| l.to_str().ok());
             let Some(location) = location.filter(|_| response.status().is_redirection()) else {
                 return Ok(response);
@@ -225,7 +227,7 @@ impl<'a> Fetcher<'a> {
             }
             at = next;
         }
-        Err(FetchError::Protocol(format!("{} redirected more than {MAX_HOPS} times", without_query(url))))
+        Err(FetchError::Protocol(format!("{} redirected more than {MAX_HOPS} times", without_query(ask.url))))
     }
 
     /// Sends `request`, waiting at most the timeout for the answer's head.
@@ -272,15 +274,18 @@ impl<'a> Fetcher<'a> {
             reach::allowed(&self.origin, &url).map_err(protocol)?;
         }
         let url = token_url(url, &self.reference.repository, service);
-        let mut request = self.http.get(url.clone()).timeout(self.timeout);
-        if let RegistryAuth::Basic(user, password) = self.auth {
-            request = request.header(AUTHORIZATION, basic(user, password));
-        }
-        let response = self.send(request, "the token service's answer", &url).await?;
+        let credentials = match self.auth {
+            RegistryAuth::Basic(user, password) => Some(basic(user, password)),
+            _ => None,
+        };
+        let what = "the token service's answer";
+        let ask = Ask { url: &url, what, accept: None, authorization: credentials.as_ref(), small: true };
+        let response = self.follow(ask).await?;
         let status = response.status();
         if !status.is_success() {
+            let own = reach::same_origin(response.url(), &url);
             let message = message(response).await;
-            return Err(FetchError::Token { realm: shown, status, message });
+            return Err(FetchError::Token { realm: shown, status, message, own });
         }
         #[derive(serde::Deserialize)]
         struct Answer {
@@ -293,6 +298,18 @@ impl<'a> Fetcher<'a> {
         let token = token.ok_or_else(|| protocol("answered no token".into()))?;
         bearer(&token).ok_or_else(|| protocol("answered an unusable token".into()))
     }
+}
+
+/// One GET and what goes with it.
+struct Ask<'a> {
+    url: &'a Url,
+    /// What the answer is, for messages.
+    what: &'static str,
+    accept: Option<&'a str>,
+    /// Sent to `url`'s origin only, on no hop elsewhere.
+    authorization: Option<&'a HeaderValue>,
+    /// The timeout bounds each exchange, body included, else only its head.
+    small: bool,
 }
 
 /// A blob arriving, with its deadline: the pull's timeout plus its size at
