@@ -37,9 +37,9 @@ pub enum Flood {
     /// credentials (and is served with them); the blob is not there.
     OpenV2,
     /// Not a flood: the registry challenges every request without
-    /// credentials with a bearer challenge; its token service redirects to
-    /// another origin, which hands out a token; with it the manifest is
-    /// served, and the blob is not there.
+    /// the token `t` with a bearer challenge; its token service redirects to
+    /// another origin, which hands out `t`; with it the manifest is served,
+    /// and the blob is not there.
     RedirectedToken,
 }
 
@@ -128,13 +128,15 @@ fn serve(stream: TcpStream, state: &State) {
         if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
             return;
         }
-        let mut authorized = false;
+        let (mut authorized, mut token_t) = (false, false);
         loop {
             let mut header = String::new();
             if reader.read_line(&mut header).unwrap_or(0) == 0 || header.trim().is_empty() {
                 break;
             }
-            authorized |= header.to_ascii_lowercase().starts_with("authorization:");
+            let header = header.to_ascii_lowercase();
+            authorized |= header.starts_with("authorization:");
+            token_t |= header.trim_end() == "authorization: bearer t";
         }
         let path = request_line.split_whitespace().nth(1).unwrap_or("/").to_owned();
         let auth = if authorized { " authorization" } else { "" };
@@ -185,9 +187,7 @@ fn serve(stream: TcpStream, state: &State) {
                 let location = format!("Location: http://{}{path}\r\n", state.elsewhere);
                 reply(&mut out, "307 Temporary Redirect", &location, "")
             }
-            Flood::RedirectedToken if !authorized => {
-                reply(&mut out, "401 Unauthorized", &challenge(&state.address), "")
-            }
+            Flood::RedirectedToken if !token_t => reply(&mut out, "401 Unauthorized", &challenge(&state.address), ""),
             Flood::RedirectedToken if manifest => reply(&mut out, "200 OK", "", &wasm_manifest()),
             Flood::RedirectedToken => reply(&mut out, "404 Not Found", "", ""),
         };

@@ -284,8 +284,9 @@ impl<'a> Fetcher<'a> {
         let status = response.status();
         if !status.is_success() {
             let own = reach::same_origin(response.url(), &url);
+            let realm = if own { shown } else { format!("{shown}, redirected to {},", without_query(response.url())) };
             let message = message(response).await;
-            return Err(FetchError::Token { realm: shown, status, message, own });
+            return Err(FetchError::Token { realm, status, message, own });
         }
         #[derive(serde::Deserialize)]
         struct Answer {
