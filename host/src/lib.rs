@@ -26,5 +26,5 @@ pub mod oci;
 pub mod runtime;
 pub mod server;
 pub mod store;
-mod text;
+pub mod text;
 mod trust;

@@ -22,11 +22,13 @@ use pulumi_wasm_host::generic::GenericProvider;
 use pulumi_wasm_host::runtime::{Deferred, LOG_CHANNEL, LoadedProvider, Policy, Runtime, Sandbox};
 use pulumi_wasm_host::server::{EngineLink, ProviderService, ServeOptions, WasmProvider, serve};
 use pulumi_wasm_host::store::Store;
+use pulumi_wasm_host::text;
 
 fn main() {
     if let Err(e) = run() {
         // One readable line (the engine shows a plugin's stderr when it exits early).
-        eprintln!("error: {e:#}");
+        // Errors quote components, registries and files: escaped for the terminal.
+        eprintln!("error: {}", text::escape(&format!("{e:#}"), text::LINES));
         std::process::exit(1);
     }
 }

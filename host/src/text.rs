@@ -13,6 +13,14 @@ use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
 /// What a message of several lines keeps: newlines and tabs.
 pub const LINES: &[char] = &['\n', '\t'];
 
+/// The longest text of a provider's passed on in one piece (a status, a
+/// log line, a check failure's reason). A provider's text has no bound of
+/// its own (a guest may copy out 128 MiB in a call), and the engine
+/// prints it all; a status also travels in HTTP/2 trailers, which clients
+/// cap (grpc-go at 16 MiB), so a huge one would reach the engine as a
+/// transport error.
+pub const MAX_MESSAGE: usize = 64 << 10;
+
 /// Whether `c` is one of those: a control (Cc), a line or paragraph
 /// separator (Zl, Zp) or a format character (Cf), but the zero-width
 /// joiner and non-joiner, which emoji sequences and Persian or Indic
@@ -47,13 +55,31 @@ pub fn escape<'a>(text: &'a str, keep: &[char]) -> Cow<'a, str> {
     out.into()
 }
 
-/// [`escape`] of an owned string, which it returns as it is when there is
-/// nothing to escape.
-pub fn escape_owned(text: String, keep: &[char]) -> String {
-    match escape(&text, keep) {
-        Cow::Borrowed(_) => text,
-        Cow::Owned(escaped) => escaped,
+/// [`escape`] of an owned `text`, kept to `max` bytes: the rest is cut,
+/// at a character and never inside an escape, and the cut said
+/// (` [N more bytes cut]`, counting `text`'s bytes). Escaping as it goes,
+/// a huge text costs no more than what is kept. `text` itself when there
+/// is nothing to escape or cut.
+pub fn escape_within(text: String, keep: &[char], max: usize) -> String {
+    let escaped = |c: char| hidden(c) && !keep.contains(&c);
+    if text.len() <= max && !text.chars().any(escaped) {
+        return text;
     }
+    let mut out = String::with_capacity(text.len().min(max) + 32);
+    for (at, c) in text.char_indices() {
+        let before = out.len();
+        if escaped(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+        if out.len() > max {
+            out.truncate(before);
+            out.push_str(&format!(" [{} more bytes cut]", text.len() - at));
+            break;
+        }
+    }
+    out
 }
 
 /// A stranger's short text (a registry's error message, an annotation)
@@ -89,7 +115,21 @@ mod tests {
         assert_eq!(escape("a\x1b[2Jb\r\nc\u{202e}d\te", &['\n', '\t']), "a\\u{1b}[2Jb\\r\nc\\u{202e}d\te");
         assert_eq!(escape("a\nb", &[]), "a\\nb");
         assert!(matches!(escape("plain, é, 👩\u{200d}💻", &[]), Cow::Borrowed(_)));
-        assert_eq!(escape_owned("x\u{2028}y".into(), &[]), "x\\u{2028}y");
+        assert_eq!(escape_within("x\u{2028}y".into(), &[], 100), "x\\u{2028}y");
+    }
+
+    #[test]
+    fn escaping_within_a_bound_never_cuts_an_escape() {
+        assert_eq!(escape_within("ab\x1bcd".into(), &[], 100), "ab\\u{1b}cd");
+        // The escape does not fit whole: it goes, and so does the rest.
+        assert_eq!(escape_within("ab\x1bcd".into(), &[], 6), "ab [3 more bytes cut]");
+        assert_eq!(escape_within("ab\x1bcd".into(), &[], 8), "ab\\u{1b} [2 more bytes cut]");
+        assert_eq!(escape_within("éé".into(), &[], 3), "é [2 more bytes cut]");
+        assert_eq!(escape_within("abc".into(), &[], 3), "abc");
+        let huge = "\x1b".repeat(1 << 20);
+        let kept = escape_within(huge, &[], MAX_MESSAGE);
+        assert!(kept.len() <= MAX_MESSAGE + 32 && kept.ends_with(" more bytes cut]"), "{}", kept.len());
+        assert!(kept.capacity() < 2 * MAX_MESSAGE, "no copy of the whole: {}", kept.capacity());
     }
 
     #[test]

@@ -69,12 +69,13 @@ macro_rules! deployment {
 }
 
 /// The guest's failures, which the engine prints on the user's terminal:
-/// what a terminal would act on is escaped ([`text`]).
+/// what a terminal would act on is escaped ([`text`]), and each is cut to
+/// [`text::MAX_MESSAGE`].
 fn failures(f: Vec<types::CheckFailure>) -> Vec<pb::CheckFailure> {
     f.into_iter()
         .map(|f| pb::CheckFailure {
-            property: text::escape_owned(f.property, &[]),
-            reason: text::escape_owned(f.reason, text::LINES),
+            property: text::escape_within(f.property, &[], text::MAX_MESSAGE),
+            reason: text::escape_within(f.reason, text::LINES, text::MAX_MESSAGE),
         })
         .collect()
 }
@@ -516,7 +517,7 @@ pub fn init_failure(f: types::InitFailure, o: WireOptions) -> Result<pb::ErrorRe
     Ok(pb::ErrorResourceInitFailed {
         id: f.id,
         properties: out(f.properties, o)?,
-        reasons: f.reasons.into_iter().map(|r| text::escape_owned(r, text::LINES)).collect(),
+        reasons: f.reasons.into_iter().map(|r| text::escape_within(r, text::LINES, text::MAX_MESSAGE)).collect(),
         inputs: f.inputs.map(|i| out(i, o)).transpose()?.flatten(),
         refresh_before_update: false,
     })

@@ -19,6 +19,7 @@ use super::pool::Pool;
 use super::sandbox::Sandbox;
 use super::state::HostState;
 use super::ticker::{Busy, Ticker};
+use crate::text;
 
 /// Components larger than this are refused before compiling (compile-time DoS).
 pub const MAX_COMPONENT_BYTES: usize = 256 << 20;
@@ -210,8 +211,9 @@ impl Runtime {
             let info = pool.bounded(limit, guest.call_get_plugin_info(store)).await;
             lease.finish(info)?
         };
-        let version = semver::Version::parse(&info.version)
-            .map_err(|e| RuntimeError::BadPluginInfo(format!("version '{}': {e}", info.version)))?;
+        let version = semver::Version::parse(&info.version).map_err(|e| {
+            RuntimeError::BadPluginInfo(text::escape(&format!("version '{}': {e}", info.version), &[]).into())
+        })?;
         validate_package_name(&info.name)?;
         let mut sandbox = Sandbox::new(&info.name, policy.for_provider(&info.name), &self.config)?;
         sandbox.note_needs(&needs);
@@ -316,7 +318,7 @@ fn validate_package_name(name: &str) -> Result<(), RuntimeError> {
         && name.len() <= 64
         && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
         && name.starts_with(|c: char| c.is_ascii_lowercase());
-    if ok { Ok(()) } else { Err(RuntimeError::BadPluginInfo(format!("package name '{name}'"))) }
+    if ok { Ok(()) } else { Err(RuntimeError::BadPluginInfo(format!("package name '{}'", text::escape(name, &[])))) }
 }
 
 fn build_engine(config: &RuntimeConfig) -> wasmtime::Result<Engine> {

@@ -105,12 +105,9 @@ const MAX_DENIALS: usize = 16;
 const MAX_DENIAL: usize = 512;
 
 impl Denier {
-    fn deny(&self, mut what: String) -> HttpError {
-        if what.len() > MAX_DENIAL {
-            let cut = what.floor_char_boundary(MAX_DENIAL);
-            what.truncate(cut);
-            what.push_str("...");
-        }
+    fn deny(&self, what: String) -> HttpError {
+        // Logged and quoted in statuses: escaped as they are (`crate::text`).
+        let what = crate::text::escape_within(what, &[], MAX_DENIAL);
         if let Ok(mut d) = self.denials.lock()
             && d.len() < MAX_DENIALS
         {

@@ -8,10 +8,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tokio::sync::mpsc;
 
-use crate::text;
+use crate::text::{self, MAX_MESSAGE};
 
-/// Longest log message kept; the rest is cut so a provider cannot flood the engine.
-const MAX_LOG_MESSAGE: usize = 64 * 1024;
 /// Bytes of log messages a provider may have waiting for the engine; beyond
 /// this, messages are dropped rather than queued.
 const MAX_QUEUED_LOG_BYTES: usize = 8 << 20;
@@ -72,18 +70,12 @@ impl LogQueue {
     }
 
     /// Queues a message without ever waiting: a full queue or a spent
-    /// budget drops it. A message over the size limit is cut, and what a
-    /// terminal would act on is escaped ([`crate::text`]): the engine prints
-    /// it on the user's terminal.
+    /// budget drops it. What a terminal would act on is escaped, and a
+    /// message is cut to [`MAX_MESSAGE`] ([`crate::text`]): the engine
+    /// prints it on the user's terminal.
     pub fn send(&self, severity: LogSeverity, message: String, urn: Option<String>, ephemeral: bool) {
-        // Cut before escaping, which may make it six times longer, and after.
-        let long = message.len() > MAX_LOG_MESSAGE;
-        let message = text::escape_owned(cut(message), text::LINES);
-        let message = match long || message.len() > MAX_LOG_MESSAGE {
-            true => cut(message) + " [truncated]",
-            false => message,
-        };
-        let urn = urn.filter(|u| u.len() <= MAX_LOG_MESSAGE).map(|u| text::escape_owned(u, &[]));
+        let message = text::escape_within(message, text::LINES, MAX_MESSAGE);
+        let urn = urn.filter(|u| u.len() <= MAX_MESSAGE).map(|u| text::escape_within(u, &[], MAX_MESSAGE));
         let bytes = LOG_OVERHEAD + message.len() + urn.as_ref().map_or(0, String::len);
         if self.queued.fetch_add(bytes, Ordering::Relaxed) + bytes > MAX_QUEUED_LOG_BYTES {
             self.queued.fetch_sub(bytes, Ordering::Relaxed);
@@ -97,17 +89,6 @@ impl LogQueue {
     }
 }
 
-/// `message` cut to [`MAX_LOG_MESSAGE`] bytes, at a character boundary.
-fn cut(message: String) -> String {
-    if message.len() <= MAX_LOG_MESSAGE {
-        return message;
-    }
-    // A new string of the kept size (and room for a mark): the provider's buffer may be huge.
-    let mut kept = String::with_capacity(MAX_LOG_MESSAGE + 16);
-    kept.push_str(&message[..message.floor_char_boundary(MAX_LOG_MESSAGE)]);
-    kept
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -116,9 +97,9 @@ mod tests {
     fn messages_are_cut_and_the_budget_is_returned_when_sent() {
         let (tx, mut rx) = mpsc::channel(4);
         let q = LogQueue::new(tx);
-        q.send(LogSeverity::Info, "é".repeat(MAX_LOG_MESSAGE), Some("urn".into()), false);
+        q.send(LogSeverity::Info, "é".repeat(MAX_MESSAGE), Some("urn".into()), false);
         let log = rx.try_recv().unwrap();
-        assert!(log.message.ends_with(" [truncated]") && log.message.len() <= MAX_LOG_MESSAGE + 12);
+        assert!(log.message.ends_with(" more bytes cut]") && log.message.len() <= MAX_MESSAGE + 32);
         assert!(q.queued.load(Ordering::Relaxed) > 0, "counted while waiting");
         drop(log);
         assert_eq!(q.queued.load(Ordering::Relaxed), 0, "given back once sent");
@@ -137,12 +118,10 @@ mod tests {
         let log = rx.try_recv().unwrap();
         assert_eq!(log.message, "red \\u{1b}[31mX\\u{202e}\nnext\tline");
         assert_eq!(log.urn.as_deref(), Some("urn:pulumi:s::p::t::n\\r\\u{1b}[2K"));
-        // Escaped six times longer: cut again, marked once.
-        q.send(LogSeverity::Info, "\x1b".repeat(MAX_LOG_MESSAGE / 2), None, false);
+        // Six times longer escaped: cut, never inside an escape.
+        q.send(LogSeverity::Info, "\x1b".repeat(MAX_MESSAGE / 2), None, false);
         let log = rx.try_recv().unwrap();
-        assert!(log.message.len() <= MAX_LOG_MESSAGE + 12 && log.message.ends_with(" [truncated]"));
-        assert!(log.message.starts_with("\\u{1b}\\u{1b}") && !log.message.contains('\x1b'));
-        q.send(LogSeverity::Info, "x".repeat(MAX_LOG_MESSAGE + 1), None, false);
-        assert_eq!(rx.try_recv().unwrap().message.matches("[truncated]").count(), 1);
+        assert!(log.message.len() <= MAX_MESSAGE + 32 && log.message.ends_with("\\u{1b} [21846 more bytes cut]"));
+        assert!(!log.message.contains('\x1b'));
     }
 }

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use wasmparser::{Parser, Payload};
 
 use super::policy::{Grants, HttpGrant};
+use crate::text::hidden;
 
 const SECTION: &str = "pulumi-wasm-needs";
 /// A declaration larger than this is ignored (it is only advice).
@@ -31,7 +32,13 @@ impl Needs {
                 if s.data().len() > MAX_SECTION {
                     return Err("the needs declaration is too large".into());
                 }
-                return serde_json::from_slice(s.data()).map_err(|e| format!("bad needs declaration: {e}"));
+                let needs: Needs =
+                    serde_json::from_slice(s.data()).map_err(|e| format!("bad needs declaration: {e}"))?;
+                // Printed by `grants` and in errors and the host's log: no one needs a control character.
+                if [&needs.http, &needs.env, &needs.dirs].into_iter().flatten().any(|n| n.chars().any(hidden)) {
+                    return Err("the needs declaration holds control or invisible characters".into());
+                }
+                return Ok(needs);
             }
         }
         Ok(Needs::default())
@@ -60,5 +67,29 @@ impl Needs {
             self.dirs.iter().filter(|d| !grants.dirs.iter().any(|g| &g.guest == *d)).map(|d| format!("dir \"{d}\"")),
         );
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A core module holding only a needs section with `json`.
+    fn module(json: &str) -> Vec<u8> {
+        let mut body = vec![SECTION.len() as u8];
+        body.extend_from_slice(SECTION.as_bytes());
+        body.extend_from_slice(json.as_bytes());
+        assert!(body.len() < 128, "one LEB128 byte of size");
+        [&b"\0asm\x01\0\0\0\0"[..], &[body.len() as u8], &body].concat()
+    }
+
+    #[test]
+    fn a_declaration_is_read_unless_it_holds_what_a_terminal_acts_on() {
+        let needs = Needs::read(&module(r#"{"env": ["KV_TOKEN"], "dirs": ["/data"]}"#)).unwrap();
+        assert_eq!((needs.env, needs.dirs), (vec!["KV_TOKEN".to_owned()], vec!["/data".to_owned()]));
+        for bad in [r#"{"env": ["A\u001b]52;c;eA==\u0007"]}"#, r#"{"http": ["https://x\u202e.example"]}"#] {
+            let err = Needs::read(&module(bad)).unwrap_err();
+            assert!(err.contains("control or invisible characters"), "{bad}: {err}");
+        }
     }
 }

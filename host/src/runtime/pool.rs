@@ -431,13 +431,14 @@ impl<'a> Lease<'a> {
             };
         }
         if data.limits.refused {
-            tracing::warn!("discarding an instance that hit its memory limit: {e:#}");
+            // Debug-formatted, as below: wasmtime's backtrace names the guest's functions.
+            tracing::warn!("discarding an instance that hit its memory limit: {:?}", format!("{e:#}"));
             return RuntimeError::OutOfMemory { limit: data.limits.limit, partial };
         }
         let mut message = format!("{e:#}");
         // wasmtime's error type for this is private; its message is what there is.
         if message.contains("fuel allocated for hostcalls has been exhausted") {
-            tracing::warn!("discarding an instance that copied too much in one call: {message}");
+            tracing::warn!("discarding an instance that copied too much in one call: {message:?}");
             return RuntimeError::TooMuchData { limit: MAX_COPY_OUT, partial };
         }
         let stderr = data.stderr_text();

@@ -53,7 +53,7 @@ impl EngineLink {
                 let Ok(current) = addr.wait_for(Option::is_some).await.map(|a| a.clone()) else { return };
                 let current = current.expect("waited for an address");
                 let Some(mut engine) = client.at(&current) else {
-                    tracing::warn!("guest log not sent, no engine at {current}: {}", log.message);
+                    tracing::warn!("guest log not sent, no engine at {current}: {:?}", log.message);
                     return;
                 };
                 if let Err(e) = engine.log(request(log)).await {

@@ -10,23 +10,11 @@ use crate::runtime::bindings::words::WordsError;
 use crate::runtime::{CallError, RuntimeError};
 use crate::text;
 
-/// The longest message a status carries. Messages hold a guest's text (its
-/// errors, its stderr, keys of its values), which has no bound of its own;
-/// a status travels in HTTP/2 trailers, which clients cap (grpc-go at
-/// 16 MiB), so a huge one would reach the engine as a transport error.
-const MAX_MESSAGE: usize = 64 * 1024;
-
-/// `m`, cut to [`MAX_MESSAGE`] bytes at a character boundary, what a
-/// terminal would act on but newlines and tabs escaped ([`text`]): the
-/// engine prints it on the user's terminal, and it quotes text from guests,
-/// values and registries.
+/// `m`, cut to [`text::MAX_MESSAGE`] bytes, what a terminal would act on
+/// but newlines and tabs escaped ([`text`]): the engine prints it on the
+/// user's terminal, and it quotes text from guests, values and registries.
 fn cap(m: String) -> String {
-    let m = text::escape_owned(m, text::LINES);
-    if m.len() <= MAX_MESSAGE {
-        return m;
-    }
-    let cut = m.floor_char_boundary(MAX_MESSAGE);
-    format!("{} [{} more bytes cut]", &m[..cut], m.len() - cut)
+    text::escape_within(m, text::LINES, text::MAX_MESSAGE)
 }
 
 /// A request the host could not translate: the caller's fault.
@@ -166,8 +154,8 @@ fn guest_status(e: types::Error, o: WireOptions) -> Status {
                 missing_keys: keys
                     .into_iter()
                     .map(|k| pulumirpc::configure_error_missing_keys::MissingKey {
-                        name: text::escape_owned(k.name, &[]),
-                        description: text::escape_owned(k.description, text::LINES),
+                        name: text::escape_within(k.name, &[], text::MAX_MESSAGE),
+                        description: text::escape_within(k.description, text::LINES, text::MAX_MESSAGE),
                     })
                     .collect(),
             };
@@ -207,10 +195,10 @@ mod tests {
     fn a_guests_huge_message_is_cut() {
         let huge = "é".repeat(100_000);
         let s = guest(types::Error::Failed(huge.clone()), WireOptions::default(), std::slice::from_ref(&huge));
-        assert!(s.message().len() < MAX_MESSAGE + 40, "{}", s.message().len());
+        assert!(s.message().len() < text::MAX_MESSAGE + 40, "{}", s.message().len());
         assert!(s.message().starts_with("éé") && s.message().ends_with(" more bytes cut]"));
         let trap = RuntimeError::Trap { message: huge, partial: None };
-        assert!(runtime(trap, WireOptions::default(), Effect::Reads).message().len() < MAX_MESSAGE + 40);
+        assert!(runtime(trap, WireOptions::default(), Effect::Reads).message().len() < text::MAX_MESSAGE + 40);
         assert_eq!(cap("short".into()), "short");
         assert_eq!(cap("a\u{1b}[2K\rb\n\tc".into()), "a\\u{1b}[2K\\rb\n\tc");
     }
