@@ -414,6 +414,17 @@ fn pull_from(store: &Path, registry: &FloodRegistry, env: &[(&str, &str)]) -> (b
     (success, err)
 }
 
+/// Pulls as alice from a flood registry that serves the manifest and not
+/// the component; returns it and the requests it saw.
+fn pull_up_to_the_component(flood: Flood) -> (FloodRegistry, Vec<String>) {
+    let store = tempfile::tempdir().unwrap();
+    let registry = FloodRegistry::start(flood);
+    let (success, err) = pull_from(store.path(), &registry, &ALICE);
+    assert!(!success && err.contains("pulling the component of") && err.contains("answered 404"), "{flood:?}: {err}");
+    let seen = registry.seen();
+    (registry, seen)
+}
+
 /// A registry answering with a body that never ends, where a pull reads one
 /// (the manifest, the token service's answer, an error, the component), is
 /// cut off after a bounded read with a message saying so; it never gets to
@@ -458,12 +469,7 @@ fn a_redirect_targets_challenge_gets_no_credentials() {
 /// redirects; the token that origin hands out opens the registry.
 #[test]
 fn a_redirected_token_request_is_followed_without_the_credentials() {
-    let store = tempfile::tempdir().unwrap();
-    let registry = FloodRegistry::start(Flood::RedirectedToken);
-    let (success, err) = pull_from(store.path(), &registry, &ALICE);
-    // The manifest came (with the token); the blob is not there.
-    assert!(!success && err.contains("pulling the component of") && err.contains("answered 404"), "{err}");
-    let seen = registry.seen();
+    let (registry, seen) = pull_up_to_the_component(Flood::RedirectedToken);
     let (here, there) = (&registry.address, &registry.elsewhere);
     let token = |at: &str| seen.iter().find(|l| l.starts_with(&format!("{at} /token?scope="))).cloned();
     assert!(token(here).is_some_and(|l| l.ends_with(" authorization")), "{seen:?}");
@@ -496,11 +502,6 @@ fn slow_or_looping_registries_are_given_up_on() {
 /// basic credentials gets them.
 #[test]
 fn a_registry_asking_only_at_the_repository_gets_the_credentials() {
-    let store = tempfile::tempdir().unwrap();
-    let registry = FloodRegistry::start(Flood::OpenV2);
-    let (success, err) = pull_from(store.path(), &registry, &ALICE);
-    // The manifest came; the component is not there.
-    assert!(!success && err.contains("pulling the component of") && err.contains("answered 404"), "{err}");
-    let seen = registry.seen();
+    let (registry, seen) = pull_up_to_the_component(Flood::OpenV2);
     assert!(seen.contains(&format!("{} /v2/acme/x/manifests/1.0 authorization", registry.address)), "{seen:?}");
 }
