@@ -316,6 +316,23 @@ async fn construct_and_call_fail_clearly_when_the_monitor_is_unreachable() {
     assert!(ok.is_ok(), "{ok:?}");
 }
 
+/// A resource whose name would act on the user's terminal (the engine
+/// shows it as a row) is refused before the engine hears of it: here a
+/// kennel, which the SDK registers under the Construct's name.
+#[tokio::test]
+async fn a_resource_named_with_an_escape_sequence_never_reaches_the_engine() {
+    let (_engine, mut p) = serve("pets-provider").await;
+    let monitor = TestMonitor::start().await;
+    let mut req = construct(&monitor, json!({ "size": 1 }), false, false);
+    req.name = "k\x1b]52;c;ZXZpbA==\x07".into();
+    let e = p.client.construct(req).await.unwrap_err();
+    let m = e.message();
+    assert!(m.contains("name \"k\\u{1b}]52;c;ZXZpbA==\\u{7}\" holds control or invisible characters"), "{e:?}");
+    assert!(monitor.received().registrations.is_empty(), "{:?}", monitor.received().registrations);
+    let ok = p.client.construct(construct(&monitor, json!({ "size": 1 }), false, false)).await;
+    assert!(ok.is_ok(), "{ok:?}");
+}
+
 #[tokio::test]
 async fn the_monitor_is_refused_outside_construct_and_call_and_the_host_keeps_serving() {
     let (_engine, mut p) = serve("probe-provider").await;

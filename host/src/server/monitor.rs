@@ -147,6 +147,7 @@ impl ResourceMonitor for GrpcMonitor {
 
     fn read_resource(&self, request: m::ReadResourceRequest) -> BoxFuture<'_, MonitorResult<m::ReadResourceResponse>> {
         Box::pin(async move {
+            displayable(&request.type_, &request.name)?;
             let mut client = self.client().await?;
             let wire = pb::ReadResourceRequest {
                 properties: Some(to_wire(&request.properties, "read-resource properties")?),
@@ -223,7 +224,24 @@ fn alias(a: m::Alias) -> pb::Alias {
     }
 }
 
+/// The type and name of a resource a component registers or reads become
+/// its URN and a row of the engine's display on the user's terminal:
+/// neither may hold what a terminal would act on ([`crate::text`]), which is
+/// refused before the engine hears of the resource.
+fn displayable(type_: &str, name: &str) -> Result<(), types::Error> {
+    for (what, text) in [("type", type_), ("name", name)] {
+        if text.chars().any(crate::text::hidden) {
+            let shown = crate::text::escape_within(text.to_owned(), &[], 200);
+            return Err(types::Error::InvalidArgument(format!(
+                "the resource's {what} \"{shown}\" holds control or invisible characters"
+            )));
+        }
+    }
+    Ok(())
+}
+
 fn register_request(r: m::RegisterResourceRequest) -> Result<pb::RegisterResourceRequest, types::Error> {
+    displayable(&r.type_, &r.name)?;
     let o = r.options;
     Ok(pb::RegisterResourceRequest {
         object: Some(to_wire(&r.object, "register-resource object")?),
@@ -416,6 +434,16 @@ mod tests {
             },
             accepts_output_values: false,
         };
+        let mut bad = request.clone();
+        bad.name = "n\x1b]8;;https://evil.example\x07".into();
+        let refused = register_request(bad).unwrap_err();
+        assert!(
+            matches!(&refused, types::Error::InvalidArgument(m) if m.contains("name \"n\\u{1b}]8;;")),
+            "{refused:?}"
+        );
+        let mut bad = request.clone();
+        bad.type_ = "t:index:\u{202e}T".into();
+        assert!(matches!(register_request(bad), Err(types::Error::InvalidArgument(m)) if m.contains("type")));
         let r = register_request(request).unwrap();
         assert_eq!((r.r#type.as_str(), r.name.as_str(), r.parent.as_str()), ("t:index:T", "n", "urn:p"));
         assert!(r.custom && r.accept_secrets && r.accept_resources && r.alias_specs);
