@@ -40,19 +40,10 @@ pub fn hidden(c: char) -> bool {
 /// Rust writes them (`\u{1b}`, `\r`, `\u{202e}`), so what was there stays
 /// readable. Borrowed when there is nothing to escape.
 pub fn escape<'a>(text: &'a str, keep: &[char]) -> Cow<'a, str> {
-    let escaped = |c: char| hidden(c) && !keep.contains(&c);
-    if !text.chars().any(escaped) {
+    if !text.chars().any(|c| hidden(c) && !keep.contains(&c)) {
         return text.into();
     }
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        if escaped(c) {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    out.into()
+    escape_within(text.to_owned(), keep, usize::MAX).into()
 }
 
 /// [`escape`] of an owned `text`, kept to `max` bytes: the rest is cut,
