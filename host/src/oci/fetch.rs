@@ -126,8 +126,9 @@ impl<'a> Fetcher<'a> {
         reach: Reach,
         auth: &'a RegistryAuth,
     ) -> Result<Fetcher<'a>, FetchError> {
-        // Docker Hub serves the registry API under another name, as `oci-client` resolves it.
-        let registry = if reference.registry == "docker.io" { "index.docker.io" } else { &reference.registry };
+        // Docker Hub serves the registry API under another name: resolved as pushes resolve it.
+        let client_reference = reference.to_client();
+        let registry = client_reference.resolve_registry();
         let scheme = if reach.plain { "http" } else { "https" };
         let origin = Url::parse(&format!("{scheme}://{registry}/v2/"))
             .map_err(|e| FetchError::Protocol(format!("registry {registry}: {e}")))?;
@@ -257,10 +258,15 @@ impl<'a> Fetcher<'a> {
         match bearer {
             Some((Some(realm), service)) => self.token(&realm, service.as_deref()).await.map(Some),
             Some((None, _)) => Err(FetchError::Protocol("the registry's bearer challenge names no realm".into())),
-            None => Ok(match self.auth {
-                RegistryAuth::Basic(user, password) => Some(basic(user, password)),
-                _ => None,
-            }),
+            None => Ok(self.basic()),
+        }
+    }
+
+    /// The basic credentials as a header, when there are any.
+    fn basic(&self) -> Option<HeaderValue> {
+        match self.auth {
+            RegistryAuth::Basic(user, password) => Some(basic(user, password)),
+            _ => None,
         }
     }
 
@@ -274,10 +280,7 @@ impl<'a> Fetcher<'a> {
             reach::allowed(&self.origin, &url).map_err(protocol)?;
         }
         let url = token_url(url, &self.reference.repository, service);
-        let credentials = match self.auth {
-            RegistryAuth::Basic(user, password) => Some(basic(user, password)),
-            _ => None,
-        };
+        let credentials = self.basic();
         let what = "the token service's answer";
         let ask = Ask { url: &url, what, accept: None, authorization: credentials.as_ref(), small: true };
         let response = self.follow(ask).await?;
