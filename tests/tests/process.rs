@@ -134,6 +134,34 @@ async fn a_panicking_guest_is_contained() {
 }
 
 #[tokio::test]
+async fn a_provider_set_up_again_and_again_is_refused_past_the_hosts_bound() {
+    let engine = TestEngine::start().await;
+    let mut p = Plugin::packed(&component("echo-provider"), Some(&engine.address)).await.unwrap();
+    p.boot(&engine.address, json!({"region": "r0"})).await.unwrap();
+    let configure = |n: usize| ConfigureRequest {
+        args: Some(to_struct(json!({ "region": format!("r{n}") }))),
+        accept_secrets: true,
+        accept_resources: true,
+        ..Default::default()
+    };
+    // Every setup call is kept and replayed into new instances: 64 in all.
+    for n in 1..64 {
+        p.client.configure(configure(n)).await.unwrap();
+    }
+    let err = p.client.configure(configure(64)).await.unwrap_err();
+    assert_eq!(err.code(), Code::FailedPrecondition, "{}", err.message());
+    assert!(err.message().contains("already set up 64 times"), "{}", err.message());
+    // The refused call changed nothing, and a fresh instance (after a crash)
+    // replays all 64 to the same state.
+    let config = |out: InvokeResponse| from_struct(out.r#return.as_ref())["config"].clone();
+    let out = p.client.invoke(invoke("echo:index:config", json!({}))).await.unwrap().into_inner();
+    assert_eq!(config(out), json!({"region": "r63"}));
+    p.client.invoke(invoke("echo:index:panic", json!({}))).await.unwrap_err();
+    let out = p.client.invoke(invoke("echo:index:config", json!({}))).await.unwrap().into_inner();
+    assert_eq!(config(out), json!({"region": "r63"}));
+}
+
+#[tokio::test]
 async fn concurrent_calls_run_on_parallel_instances_with_replayed_configuration() {
     let engine = TestEngine::start().await;
     let mut p = Plugin::packed(&component("echo-provider"), Some(&engine.address)).await.unwrap();

@@ -71,6 +71,7 @@ macro_rules! exports {
             $(
                 async fn $name(&self, timeout: Option<Duration>, $($arg: $ty),*) -> CallResult<$ret> {
                     let uses_monitor = false $(|| { let _ = &$marg; true })?;
+                    $( let _ = &$sarg; self.room_for_setup().map_err(CallError::NotStarted)?; )?
                     let mut lease = self.lease(timeout, uses_monitor).await.map_err(CallError::NotStarted)?;
                     $(lease.open_monitor(&$marg);)?
                     let limit = lease.timeout();

@@ -65,6 +65,11 @@ pub enum RuntimeError {
     Policy(String),
     #[error("replaying {what} into a fresh instance failed: {message}")]
     Replay { what: &'static str, message: String },
+    #[error(
+        "the provider was already set up {limit} times (Configure and Parameterize); \
+         the engine sets a provider up once per process, and the host keeps no more"
+    )]
+    SetUpTooOften { limit: usize },
     #[error("artifact cache: {0}")]
     Cache(String),
     /// The provider could not be loaded; every call says why.

@@ -28,6 +28,11 @@ const RECYCLE_ABOVE_HANDLES: usize = 64;
 /// The most one call may copy out of the guest (a result, or a host call's
 /// arguments). wasmtime's default, set here so the error can name it.
 const MAX_COPY_OUT: usize = 128 << 20;
+/// The most setup calls (Configure and Parameterize) a provider keeps. The
+/// engine makes one of each per process; each kept call is replayed into
+/// every new instance, so without a bound a client repeating Configure
+/// would grow the host's memory and every instance's start without end.
+const MAX_SETUP_CALLS: usize = 64;
 
 /// A call that changes provider state and must reach every instance.
 #[derive(Clone, Debug)]
@@ -267,6 +272,16 @@ impl Pool {
             return;
         }
         self.idle.lock().expect("pool lock").push(inst);
+    }
+
+    /// Refuses a setup call once [`MAX_SETUP_CALLS`] are kept, before the
+    /// guest runs it. Concurrent setup calls may pass together; the bound
+    /// still holds within the number of call permits.
+    pub fn room_for_setup(&self) -> Result<(), RuntimeError> {
+        if self.setup_len.load(Ordering::Acquire) >= MAX_SETUP_CALLS {
+            return Err(RuntimeError::SetUpTooOften { limit: MAX_SETUP_CALLS });
+        }
+        Ok(())
     }
 
     fn setup_snapshot(&self) -> Arc<Vec<SetupCall>> {

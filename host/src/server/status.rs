@@ -69,7 +69,8 @@ pub fn runtime(e: RuntimeError, o: WireOptions, effect: Effect) -> Status {
         | RuntimeError::WrongWorld(_)
         | RuntimeError::BadPluginInfo(_)
         | RuntimeError::Policy(_)
-        | RuntimeError::NotLoaded(_) => Code::FailedPrecondition,
+        | RuntimeError::NotLoaded(_)
+        | RuntimeError::SetUpTooOften { .. } => Code::FailedPrecondition,
     };
     let (code, message) = match code {
         Code::DeadlineExceeded | Code::ResourceExhausted | Code::Cancelled if effect == Effect::Changes => {
