@@ -11,8 +11,8 @@ pub enum Severity {
 
 /// Sends a message; `urn` ties it to a resource, `ephemeral` shows it only while current.
 /// The host escapes what a terminal would act on (escape sequences, carriage
-/// returns, bidi overrides) but newlines and tabs: escape-sequence colour is
-/// not passed on.
+/// returns, bidi overrides) but newlines and tabs, and breaks up the Pulumi
+/// CLI's colour markup (`<{%fg 1%}>`): colour is not passed on either way.
 pub fn log(severity: Severity, message: &str, urn: Option<&str>, ephemeral: bool) {
     #[cfg(target_arch = "wasm32")]
     {

@@ -5,6 +5,13 @@
 //! hide a link (OSC 8), a carriage return or a line separator can forge a
 //! line, a bidi override can reorder what the user reads ("Trojan Source"),
 //! and zero-width and tag characters carry text the user cannot see.
+//!
+//! The Pulumi CLI also acts on its own colour markup (`<{%fg 1%}>`) in all
+//! of these, and it has no way to write the markup as text: a directive it
+//! does not know stops some versions of it, and an opening one never
+//! closed swallows the rest of the line, such as what the host adds after
+//! a provider's words. So openings and closings are broken up (`<\{%`,
+//! `%\}>`): a guest may not colour, hide or end the user's display.
 
 use std::borrow::Cow;
 
@@ -36,11 +43,28 @@ pub fn hidden(c: char) -> bool {
     }
 }
 
+/// Whether `text` holds an opening or a closing of Pulumi's colour markup.
+pub fn marked(text: &str) -> bool {
+    text.contains("<{%") || text.contains("%}>")
+}
+
+/// The brace of an opening (`<{%`) or closing (`%}>`) of the markup, whose
+/// own character starts at `at` in `text`.
+fn markup_brace(text: &str, at: usize, c: char) -> bool {
+    let (before, after) = (&text[..at], &text[at + c.len_utf8()..]);
+    match c {
+        '{' => before.ends_with('<') && after.starts_with('%'),
+        '}' => before.ends_with('%') && after.starts_with('>'),
+        _ => false,
+    }
+}
+
 /// `text` with its [`hidden`] characters but those in `keep` escaped as
 /// Rust writes them (`\u{1b}`, `\r`, `\u{202e}`), so what was there stays
-/// readable. Borrowed when there is nothing to escape.
+/// readable, and the colour markup broken up. Borrowed when there is
+/// nothing to change.
 pub fn escape<'a>(text: &'a str, keep: &[char]) -> Cow<'a, str> {
-    if !text.chars().any(|c| hidden(c) && !keep.contains(&c)) {
+    if !text.chars().any(|c| hidden(c) && !keep.contains(&c)) && !marked(text) {
         return text.into();
     }
     escape_within(text.to_owned(), keep, usize::MAX).into()
@@ -53,7 +77,7 @@ pub fn escape<'a>(text: &'a str, keep: &[char]) -> Cow<'a, str> {
 /// is nothing to escape or cut.
 pub fn escape_within(text: String, keep: &[char], max: usize) -> String {
     let escaped = |c: char| hidden(c) && !keep.contains(&c);
-    if text.len() <= max && !text.chars().any(escaped) {
+    if text.len() <= max && !text.chars().any(escaped) && !marked(&text) {
         return text;
     }
     let mut out = String::with_capacity(text.len().min(max) + 32);
@@ -62,6 +86,9 @@ pub fn escape_within(text: String, keep: &[char], max: usize) -> String {
         if escaped(c) {
             out.extend(c.escape_default());
         } else {
+            if markup_brace(&text, at, c) {
+                out.push('\\');
+            }
             out.push(c);
         }
         if out.len() > max {
@@ -74,10 +101,20 @@ pub fn escape_within(text: String, keep: &[char], max: usize) -> String {
 }
 
 /// A stranger's short text (a registry's error message, an annotation)
-/// for one line of a message: its [`hidden`] characters blanked, cut after
-/// `max` characters.
+/// for one line of a message: its [`hidden`] characters blanked, the
+/// colour markup broken up, cut after `max` characters.
 pub fn printable(text: &str, max: usize) -> String {
-    let mut shown: String = text.chars().take(max).map(|c| if hidden(c) { ' ' } else { c }).collect();
+    let mut shown = String::new();
+    for (at, c) in text.char_indices().take(max) {
+        if hidden(c) {
+            shown.push(' ');
+        } else {
+            if markup_brace(text, at, c) {
+                shown.push('\\');
+            }
+            shown.push(c);
+        }
+    }
     if text.chars().nth(max).is_some() {
         shown.push_str("...");
     }
@@ -121,6 +158,18 @@ mod tests {
         let kept = escape_within(huge, &[], MAX_MESSAGE);
         assert!(kept.len() <= MAX_MESSAGE + 32 && kept.ends_with(" more bytes cut]"), "{}", kept.len());
         assert!(kept.capacity() < 2 * MAX_MESSAGE, "no copy of the whole: {}", kept.capacity());
+    }
+
+    #[test]
+    fn pulumis_colour_markup_is_broken_up() {
+        let said = "<{%fg 1%}>red<{%reset%}> <{%}> {%x%} <{%unclosed";
+        let shown = "<\\{%fg 1%\\}>red<\\{%reset%\\}> <\\{%\\}> {%x%} <\\{%unclosed";
+        assert_eq!(escape(said, &[]), shown);
+        assert!(!marked(&escape(said, &[])));
+        assert_eq!(escape_within(said.into(), &[], 1000), shown);
+        assert_eq!(printable(said, 1000), shown);
+        assert_eq!(escape_within("ab<{%".into(), &[], 3), "ab< [2 more bytes cut]");
+        assert!(matches!(escape("{\"json\": \"100%\"} <b>", &[]), Cow::Borrowed(_)));
     }
 
     #[test]

@@ -328,6 +328,11 @@ async fn a_resource_named_with_an_escape_sequence_never_reaches_the_engine() {
     let e = p.client.construct(req).await.unwrap_err();
     let m = e.message();
     assert!(m.contains("name \"k\\u{1b}]52;c;ZXZpbA==\\u{7}\" holds control or invisible characters"), "{e:?}");
+    // Pulumi's colour markup, which the CLI would act on, is refused too.
+    let mut req = construct(&monitor, json!({ "size": 1 }), false, false);
+    req.name = "k<{%fg 1%}>".into();
+    let e = p.client.construct(req).await.unwrap_err();
+    assert!(e.message().contains("name \"k<\\{%fg 1%\\}>\" holds"), "{e:?}");
     assert!(monitor.received().registrations.is_empty(), "{:?}", monitor.received().registrations);
     let ok = p.client.construct(construct(&monitor, json!({ "size": 1 }), false, false)).await;
     assert!(ok.is_ok(), "{ok:?}");

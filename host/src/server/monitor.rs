@@ -226,14 +226,15 @@ fn alias(a: m::Alias) -> pb::Alias {
 
 /// The type and name of a resource a component registers or reads become
 /// its URN and a row of the engine's display on the user's terminal:
-/// neither may hold what a terminal would act on ([`crate::text`]), which is
-/// refused before the engine hears of the resource.
+/// neither may hold what a terminal or the Pulumi CLI would act on
+/// ([`crate::text`]), which is refused before the engine hears of the
+/// resource.
 fn displayable(type_: &str, name: &str) -> Result<(), types::Error> {
     for (what, text) in [("type", type_), ("name", name)] {
-        if text.chars().any(crate::text::hidden) {
+        if text.chars().any(crate::text::hidden) || crate::text::marked(text) {
             let shown = crate::text::escape_within(text.to_owned(), &[], 200);
             return Err(types::Error::InvalidArgument(format!(
-                "the resource's {what} \"{shown}\" holds control or invisible characters"
+                "the resource's {what} \"{shown}\" holds control or invisible characters or Pulumi's colour markup"
             )));
         }
     }
@@ -444,6 +445,13 @@ mod tests {
         let mut bad = request.clone();
         bad.type_ = "t:index:\u{202e}T".into();
         assert!(matches!(register_request(bad), Err(types::Error::InvalidArgument(m)) if m.contains("type")));
+        let mut bad = request.clone();
+        bad.name = "n<{%foo%}>".into();
+        let refused = register_request(bad).unwrap_err();
+        assert!(
+            matches!(&refused, types::Error::InvalidArgument(m) if m.contains("name \"n<\\{%foo%\\}>\"")),
+            "{refused:?}"
+        );
         let r = register_request(request).unwrap();
         assert_eq!((r.r#type.as_str(), r.name.as_str(), r.parent.as_str()), ("t:index:T", "n", "urn:p"));
         assert!(r.custom && r.accept_secrets && r.accept_resources && r.alias_specs);

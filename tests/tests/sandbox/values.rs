@@ -162,9 +162,12 @@ async fn a_busy_engine_gets_every_line_of_many_resources_each_in_order() {
 async fn a_guests_words_reach_the_terminal_escaped() {
     let (engine, mut p) = hostile_with(&policy(10, None, "")).await;
     // Set the clipboard (OSC 52), clear the screen, reverse what follows,
-    // forge a line; newlines, tabs, accents and an emoji's joiner are words.
-    let words = "ok\x1b]52;c;ZXZpbA==\x07\x1b[2J\u{202e}txt.exe\r\u{2028}forged\nline two\tend é 👩\u{200d}💻";
-    let acts = "ok\\u{1b}]52;c;ZXZpbA==\\u{7}\\u{1b}[2J\\u{202e}txt.exe\\r\\u{2028}forged";
+    // forge a line, colour it and swallow the rest (the Pulumi CLI's own
+    // markup, an unknown directive, one never closed); newlines, tabs,
+    // accents and an emoji's joiner are words.
+    let words = "ok\x1b]52;c;ZXZpbA==\x07\x1b[2J\u{202e}txt.exe\r\u{2028}forged<{%fg 1%}><{%x%}><{%\nline two\tend é 👩\u{200d}💻";
+    let acts =
+        "ok\\u{1b}]52;c;ZXZpbA==\\u{7}\\u{1b}[2J\\u{202e}txt.exe\\r\\u{2028}forged<\\{%fg 1%\\}><\\{%x%\\}><\\{%";
     let shown = format!("{acts}\nline two\tend é 👩\u{200d}💻");
     let said = p.client.invoke(invoke("hostile:index:say", json!({"text": words}))).await.unwrap().into_inner();
     let [failure] = &said.failures[..] else { panic!("one failure: {:?}", said.failures) };
