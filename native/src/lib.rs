@@ -33,7 +33,7 @@ use anyhow::Context;
 use clap::Parser;
 use pulumi_wasm_host::runtime::bindings::rp;
 use pulumi_wasm_host::runtime::{
-    Backend, CallError, CallResult, LOG_CHANNEL, LogQueue, LogSeverity, RuntimeError, SetupCall,
+    Backend, CallError, CallResult, LOG_CHANNEL, LogQueue, LogSeverity, MAX_SETUP_CALLS, RuntimeError, SetupCall,
 };
 use pulumi_wasm_host::server::{EngineLink, ProviderService, ServeOptions, serve};
 use pulumi_wasm_sdk::Provider;
@@ -132,8 +132,11 @@ impl<P: Provider> NativeBackend<P> {
         call: impl FnOnce(&mut P) -> pulumi_wasm_sdk::Result<T>,
         setup: Option<SetupCall>,
     ) -> CallResult<T> {
-        let mut slot = self.take();
         let calls = self.setup.lock().expect("setup lock").clone();
+        if setup.is_some() && calls.len() >= MAX_SETUP_CALLS {
+            return Err(CallError::NotStarted(RuntimeError::SetUpTooOften { limit: MAX_SETUP_CALLS }));
+        }
+        let mut slot = self.take();
         let outcome = self.logging(|| {
             catch_unwind(AssertUnwindSafe(|| {
                 let inst =
@@ -159,16 +162,26 @@ impl<P: Provider> NativeBackend<P> {
             }
         };
         let mut inst = slot.expect("the provider value exists once the call ran");
+        let mut keep = true;
         if result.is_ok()
             && let Some(call) = setup
         {
+            // As the wasm pool does: the bound holds for calls that passed
+            // the check together, and a value that missed a setup call
+            // recorded meanwhile ran this one out of order, so it goes.
             let mut recorded = self.setup.lock().expect("setup lock");
+            if recorded.len() >= MAX_SETUP_CALLS {
+                return Err(CallError::Runtime(RuntimeError::SetUpTooOften { limit: MAX_SETUP_CALLS }));
+            }
+            keep = inst.applied == recorded.len();
             let mut calls = (**recorded).clone();
             calls.push(call);
             inst.applied = calls.len();
             *recorded = Arc::new(calls);
         }
-        self.put(inst);
+        if keep {
+            self.put(inst);
+        }
         result.map_err(|e| CallError::Provider { error: convert::error(e), denials: vec![] })
     }
 

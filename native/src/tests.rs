@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use pulumi_wasm_host::convert::value::{empty_map, struct_to_wit};
 use pulumi_wasm_host::runtime::bindings::{rp, types};
-use pulumi_wasm_host::runtime::{Backend, CallError, RuntimeError};
+use pulumi_wasm_host::runtime::{Backend, CallError, MAX_SETUP_CALLS, RuntimeError};
 use pulumi_wasm_sdk::{Value, props};
 
 use super::NativeBackend;
@@ -57,6 +57,17 @@ async fn configure_is_replayed_into_every_provider_value() {
     assert_eq!(config_seen_on_a_new_thread(&b).await, Value::Object(props! { "region" => "eu" }));
     b.configure(None, configure(props! { "region" => "us" })).await.unwrap();
     assert_eq!(config_seen_on_a_new_thread(&b).await, Value::Object(props! { "region" => "us" }));
+}
+
+#[tokio::test]
+async fn setup_calls_past_the_bound_are_refused_as_by_the_wasm_pool() {
+    let b = backend();
+    for n in 0..MAX_SETUP_CALLS {
+        b.configure(None, configure(props! { "region" => format!("r{n}") })).await.unwrap();
+    }
+    let refused = b.configure(None, configure(props! { "region" => "over" })).await.unwrap_err();
+    assert!(matches!(refused, CallError::NotStarted(RuntimeError::SetUpTooOften { limit: 64 })), "{refused:?}");
+    assert_eq!(config_seen_on_a_new_thread(&b).await, Value::Object(props! { "region" => "r63" }));
 }
 
 #[tokio::test]

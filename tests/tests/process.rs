@@ -162,6 +162,54 @@ async fn a_provider_set_up_again_and_again_is_refused_past_the_hosts_bound() {
 }
 
 #[tokio::test]
+async fn concurrent_setup_calls_keep_the_bound_and_every_instance_agrees() {
+    let engine = TestEngine::start().await;
+    let mut p = Plugin::packed(&component("echo-provider"), Some(&engine.address)).await.unwrap();
+    p.boot(&engine.address, json!({"region": "r0"})).await.unwrap();
+    let configure = |region: String| ConfigureRequest {
+        args: Some(to_struct(json!({ "region": region }))),
+        accept_secrets: true,
+        accept_resources: true,
+        ..Default::default()
+    };
+    for n in 1..60 {
+        p.client.configure(configure(format!("r{n}"))).await.unwrap();
+    }
+    // Ten at once, slow enough to overlap, all past the check before any
+    // is kept: four fit.
+    let calls: Vec<_> = (0..10)
+        .map(|n| {
+            let mut client = p.client.clone();
+            let mut request = configure(format!("c{n}"));
+            request.args = Some(to_struct(json!({ "region": format!("c{n}"), "sleepMs": 100 })));
+            tokio::spawn(async move { client.configure(request).await })
+        })
+        .collect();
+    let mut kept = 0;
+    for call in calls {
+        match call.await.unwrap() {
+            Ok(_) => kept += 1,
+            Err(e) => assert_eq!(e.code(), Code::FailedPrecondition, "{}", e.message()),
+        }
+    }
+    assert_eq!(kept, 4, "64 setup calls in all");
+    // Instances that ran them out of order are gone: all agree on the last.
+    let reads: Vec<_> = (0..6)
+        .map(|_| {
+            let mut client = p.client.clone();
+            tokio::spawn(async move { client.invoke(invoke("echo:index:config", json!({"sleepMs": 200}))).await })
+        })
+        .collect();
+    let mut seen = HashSet::new();
+    for read in reads {
+        let out = from_struct(read.await.unwrap().unwrap().into_inner().r#return.as_ref());
+        seen.insert((out["config"]["region"].as_str().unwrap().to_owned(), out["configures"].as_f64().unwrap() as u32));
+    }
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert!(seen.iter().all(|(r, n)| r.starts_with('c') && *n == 64), "every one ran all 64: {seen:?}");
+}
+
+#[tokio::test]
 async fn concurrent_calls_run_on_parallel_instances_with_replayed_configuration() {
     let engine = TestEngine::start().await;
     let mut p = Plugin::packed(&component("echo-provider"), Some(&engine.address)).await.unwrap();

@@ -146,7 +146,7 @@ fn settle<T>(
     match outcome {
         Ok(Ok(value)) => {
             match setup {
-                Some(call) => lease.record(call),
+                Some(call) => lease.record(call)?,
                 None => lease.finish(Ok(()))?,
             };
             Ok(value)

@@ -26,7 +26,7 @@ pub use logs::{GuestLog, LOG_CHANNEL, LogQueue, LogSeverity};
 pub use monitor::{MonitorConnector, MonitorResult, Monitors, ResourceMonitor};
 pub use needs::Needs;
 pub use policy::{GrantFlags, Grants, Policy};
-pub use pool::{Lease, Pool, SetupCall};
+pub use pool::{Lease, MAX_SETUP_CALLS, Pool, SetupCall};
 pub use sandbox::{MAX_CALL_TIMEOUT, Sandbox};
 pub use state::PartialState;
 

@@ -32,7 +32,7 @@ const MAX_COPY_OUT: usize = 128 << 20;
 /// engine makes one of each per process; each kept call is replayed into
 /// every new instance, so without a bound a client repeating Configure
 /// would grow the host's memory and every instance's start without end.
-const MAX_SETUP_CALLS: usize = 64;
+pub const MAX_SETUP_CALLS: usize = 64;
 
 /// A call that changes provider state and must reach every instance.
 #[derive(Clone, Debug)]
@@ -275,8 +275,8 @@ impl Pool {
     }
 
     /// Refuses a setup call once [`MAX_SETUP_CALLS`] are kept, before the
-    /// guest runs it. Concurrent setup calls may pass together; the bound
-    /// still holds within the number of call permits.
+    /// guest runs it. Setup calls waiting together may all pass here;
+    /// [`Lease::record`] holds the bound.
     pub fn room_for_setup(&self) -> Result<(), RuntimeError> {
         if self.setup_len.load(Ordering::Acquire) >= MAX_SETUP_CALLS {
             return Err(RuntimeError::SetUpTooOften { limit: MAX_SETUP_CALLS });
@@ -387,20 +387,29 @@ impl<'a> Lease<'a> {
     }
 
     /// Records a successful setup call made through this lease so other
-    /// instances replay it, then ends the lease.
-    pub fn record(mut self, call: SetupCall) {
+    /// instances replay it, then ends the lease. Past [`MAX_SETUP_CALLS`]
+    /// (calls that passed [`Pool::room_for_setup`] together) the call is not
+    /// kept, and the instance that ran it goes, so none holds a setup the
+    /// others lack.
+    pub fn record(mut self, call: SetupCall) -> Result<(), RuntimeError> {
         let mut setup = self.pool.setup.lock().expect("setup lock");
+        if setup.len() >= MAX_SETUP_CALLS {
+            return Err(RuntimeError::SetUpTooOften { limit: MAX_SETUP_CALLS });
+        }
+        // An instance that missed a setup call recorded meanwhile ran this
+        // one out of order: it goes, and fresh ones replay both in order.
+        let current = self.inst.as_ref().is_some_and(|inst| inst.applied == setup.len());
         let mut calls = (**setup).clone();
         calls.push(call);
-        if let Some(inst) = self.inst.as_mut() {
-            inst.applied = calls.len();
-        }
         self.pool.setup_len.store(calls.len(), Ordering::Release);
+        let applied = calls.len();
         *setup = Arc::new(calls);
         drop(setup);
-        if let Some(inst) = self.inst.take() {
+        if let Some(mut inst) = self.inst.take().filter(|_| current) {
+            inst.applied = applied;
             self.pool.release(inst);
         }
+        Ok(())
     }
 
     /// Replays the setup `calls` this instance has not seen.

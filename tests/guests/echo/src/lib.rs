@@ -4,7 +4,9 @@
 //! - `echo:index:log` logs `message` at each severity, tied to `urn` if given;
 //! - `echo:index:panic` panics (a trap the host must contain);
 //! - `echo:index:config` sleeps `sleepMs` (or busy-waits `spinMs`), then returns the configuration this
-//!   instance received and an ID unique to the instance (pool and replay tests);
+//!   instance received, how many Configure calls it ran and an ID unique to
+//!   the instance (pool and replay tests);
+//! - Configure sleeps its configuration's `sleepMs`, so that setup calls overlap;
 //! - `echo:index:Thing` is a resource whose `replace` input forces replacement,
 //!   `dbr: true` asks for delete-before-replace, `fail: true` makes
 //!   Update fail (the steps test's injected fault), and `hang: true` makes
@@ -24,6 +26,8 @@ use pulumi_wasm_sdk::*;
 struct Echo {
     config: PropertyMap,
     instance: String,
+    /// How many Configure calls this instance ran, replays included.
+    configures: u32,
 }
 
 const THING: &str = "echo:index:Thing";
@@ -65,7 +69,13 @@ impl Provider for Echo {
     }
 
     fn configure(&mut self, req: ConfigureRequest) -> Result<ConfigureResponse> {
+        // `sleepMs` in the configuration: tests make setup calls overlap.
+        let ms = req.args.get("sleepMs").and_then(Value::as_f64).unwrap_or(0.0) as u64;
+        if ms > 0 {
+            std::thread::sleep(std::time::Duration::from_millis(ms));
+        }
         self.config = req.args;
+        self.configures += 1;
         Ok(ConfigureResponse { supports_autonaming_configuration: false })
     }
 
@@ -81,8 +91,11 @@ impl Provider for Echo {
                 if self.instance.is_empty() {
                     self.instance = new_id()?;
                 }
-                let outputs =
-                    props! { "config" => Value::Object(self.config.clone()), "instance" => self.instance.clone() };
+                let outputs = props! {
+                    "config" => Value::Object(self.config.clone()),
+                    "instance" => self.instance.clone(),
+                    "configures" => f64::from(self.configures),
+                };
                 Ok(InvokeResponse { outputs, failures: vec![] })
             }
             "echo:index:echo" => Ok(InvokeResponse { outputs: req.args, failures: vec![] }),
