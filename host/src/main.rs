@@ -130,8 +130,9 @@ fn init_logging(engine: &EngineArgs) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
-    // Stdout belongs to the port line; logs go to stderr, which the engine captures.
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
+    // Stdout belongs to the port line; logs go to stderr, which the engine
+    // captures and shows through the CLI's colouriser.
+    tracing_subscriber::fmt().with_env_filter(filter).with_writer(|| text::Unmarked(std::io::stderr())).init();
 }
 
 async fn run_serve(

@@ -48,14 +48,42 @@ pub fn marked(text: &str) -> bool {
     text.contains("<{%") || text.contains("%}>")
 }
 
-/// The brace of an opening (`<{%`) or closing (`%}>`) of the markup, whose
-/// own character starts at `at` in `text`.
-fn markup_brace(text: &str, at: usize, c: char) -> bool {
-    let (before, after) = (&text[..at], &text[at + c.len_utf8()..]);
-    match c {
-        '{' => before.ends_with('<') && after.starts_with('%'),
-        '}' => before.ends_with('%') && after.starts_with('>'),
+/// Whether the byte at `at` is the brace of an opening (`<{%`) or closing
+/// (`%}>`) of the markup. All ASCII, so bytes serve for text too: none of
+/// them occurs inside a multi-byte UTF-8 character.
+fn markup_brace(bytes: &[u8], at: usize) -> bool {
+    let between = |before: u8, after: u8| at > 0 && bytes[at - 1] == before && bytes.get(at + 1) == Some(&after);
+    match bytes[at] {
+        b'{' => between(b'<', b'%'),
+        b'}' => between(b'%', b'>'),
         _ => false,
+    }
+}
+
+/// The host's own log on stderr, which the engine shows line by line
+/// through the CLI's colouriser, with the markup broken up as in
+/// [`escape`], whatever a line quotes (a guest's function names in a
+/// backtrace, a declaration in a parser's error). Each write is taken
+/// whole, as `tracing` writes a line at once.
+pub struct Unmarked<W>(pub W);
+
+impl<W: std::io::Write> std::io::Write for Unmarked<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if !(0..buf.len()).any(|at| markup_brace(buf, at)) {
+            return self.0.write_all(buf).map(|()| buf.len());
+        }
+        let mut out = Vec::with_capacity(buf.len() + 16);
+        for (at, &b) in buf.iter().enumerate() {
+            if markup_brace(buf, at) {
+                out.push(b'\\');
+            }
+            out.push(b);
+        }
+        self.0.write_all(&out).map(|()| buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
     }
 }
 
@@ -86,7 +114,7 @@ pub fn escape_within(text: String, keep: &[char], max: usize) -> String {
         if escaped(c) {
             out.extend(c.escape_default());
         } else {
-            if markup_brace(&text, at, c) {
+            if markup_brace(text.as_bytes(), at) {
                 out.push('\\');
             }
             out.push(c);
@@ -109,7 +137,7 @@ pub fn printable(text: &str, max: usize) -> String {
         if hidden(c) {
             shown.push(' ');
         } else {
-            if markup_brace(text, at, c) {
+            if markup_brace(text.as_bytes(), at) {
                 shown.push('\\');
             }
             shown.push(c);
@@ -170,6 +198,9 @@ mod tests {
         assert_eq!(printable(said, 1000), shown);
         assert_eq!(escape_within("ab<{%".into(), &[], 3), "ab< [2 more bytes cut]");
         assert!(matches!(escape("{\"json\": \"100%\"} <b>", &[]), Cow::Borrowed(_)));
+        let mut log = Unmarked(Vec::new());
+        std::io::Write::write_all(&mut log, format!("WARN é {said}\n").as_bytes()).unwrap();
+        assert_eq!(String::from_utf8(log.0).unwrap(), format!("WARN é {shown}\n"));
     }
 
     #[test]

@@ -120,6 +120,34 @@ async fn bad_components_are_refused_with_a_clear_error() {
     );
 }
 
+/// The engine shows a plugin's stderr through the Pulumi CLI's colouriser,
+/// so the host's own log lines, which may quote a component, carry none of
+/// its markup: here a parser's error quoting a malformed needs declaration.
+#[tokio::test]
+async fn the_hosts_log_breaks_up_the_colour_markup_a_component_brings() {
+    let engine = TestEngine::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let (name, data) = (&b"pulumi-wasm-needs"[..], &br#"{"env": "<{%x%}>"}"#[..]);
+    let body = [&[name.len() as u8][..], name, data].concat();
+    let mut wasm = std::fs::read(component("echo-provider")).unwrap();
+    wasm.extend([&[0u8, body.len() as u8][..], &body].concat());
+    let file = dir.path().join("echo-provider.wasm");
+    std::fs::write(&file, wasm).unwrap();
+    let mut p = Plugin::packed(&file, Some(&engine.address)).await.unwrap();
+    p.boot(&engine.address, json!({})).await.unwrap();
+    // Logged while loading, before Configure was answered; read as it comes.
+    let mut stderr = p.stderr();
+    for _ in 0..40 {
+        if stderr.contains("ignoring the component's needs declaration") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        stderr = p.stderr();
+    }
+    assert!(stderr.contains("ignoring the component's needs declaration"), "{stderr}");
+    assert!(stderr.contains(r#"string "<\{%x%\}>""#) && !stderr.contains("<{%"), "{stderr}");
+}
+
 #[tokio::test]
 async fn a_panicking_guest_is_contained() {
     let engine = TestEngine::start().await;

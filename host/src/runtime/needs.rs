@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use wasmparser::{Parser, Payload};
 
 use super::policy::{Grants, HttpGrant};
-use crate::text::hidden;
+use crate::text::{hidden, marked};
 
 const SECTION: &str = "pulumi-wasm-needs";
 /// A declaration larger than this is ignored (it is only advice).
@@ -34,9 +34,11 @@ impl Needs {
                 }
                 let needs: Needs =
                     serde_json::from_slice(s.data()).map_err(|e| format!("bad needs declaration: {e}"))?;
-                // Printed by `grants` and in errors and the host's log: no one needs a control character.
-                if [&needs.http, &needs.env, &needs.dirs].into_iter().flatten().any(|n| n.chars().any(hidden)) {
-                    return Err("the needs declaration holds control or invisible characters".into());
+                // Printed by `grants` and in errors and the host's log: no one
+                // needs a control character, or the Pulumi CLI's colour markup.
+                let odd = |n: &String| n.chars().any(hidden) || marked(n);
+                if [&needs.http, &needs.env, &needs.dirs].into_iter().flatten().any(odd) {
+                    return Err("the needs declaration holds control or invisible characters or colour markup".into());
                 }
                 return Ok(needs);
             }
@@ -87,7 +89,11 @@ mod tests {
     fn a_declaration_is_read_unless_it_holds_what_a_terminal_acts_on() {
         let needs = Needs::read(&module(r#"{"env": ["KV_TOKEN"], "dirs": ["/data"]}"#)).unwrap();
         assert_eq!((needs.env, needs.dirs), (vec!["KV_TOKEN".to_owned()], vec!["/data".to_owned()]));
-        for bad in [r#"{"env": ["A\u001b]52;c;eA==\u0007"]}"#, r#"{"http": ["https://x\u202e.example"]}"#] {
+        for bad in [
+            r#"{"env": ["A\u001b]52;c;eA==\u0007"]}"#,
+            r#"{"http": ["https://x\u202e.example"]}"#,
+            r#"{"dirs": ["/<{%fg 1%}>"]}"#,
+        ] {
             let err = Needs::read(&module(bad)).unwrap_err();
             assert!(err.contains("control or invisible characters"), "{bad}: {err}");
         }
