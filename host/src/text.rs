@@ -11,7 +11,9 @@
 //! does not know stops some versions of it, and an opening one never
 //! closed swallows the rest of the line, such as what the host adds after
 //! a provider's words. So openings and closings are broken up (`<\{%`,
-//! `%\}>`): a guest may not colour, hide or end the user's display.
+//! `%\}>`): a provider's messages may not colour, hide or end the user's
+//! display. Property values, ids and diff keys, which must round-trip, are
+//! not this module's business.
 
 use std::borrow::Cow;
 
