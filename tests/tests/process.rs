@@ -14,6 +14,11 @@ fn invoke(tok: &str, args: serde_json::Value) -> InvokeRequest {
     InvokeRequest { tok: tok.into(), args: Some(to_struct(args)), preview: false }
 }
 
+/// A Configure after the first, as a client repeating it would send.
+fn configure(args: serde_json::Value) -> ConfigureRequest {
+    ConfigureRequest { args: Some(to_struct(args)), accept_secrets: true, accept_resources: true, ..Default::default() }
+}
+
 #[tokio::test]
 async fn accepts_the_engine_flags_before_the_address() {
     let engine = TestEngine::start().await;
@@ -166,17 +171,11 @@ async fn a_provider_set_up_again_and_again_is_refused_past_the_hosts_bound() {
     let engine = TestEngine::start().await;
     let mut p = Plugin::packed(&component("echo-provider"), Some(&engine.address)).await.unwrap();
     p.boot(&engine.address, json!({"region": "r0"})).await.unwrap();
-    let configure = |n: usize| ConfigureRequest {
-        args: Some(to_struct(json!({ "region": format!("r{n}") }))),
-        accept_secrets: true,
-        accept_resources: true,
-        ..Default::default()
-    };
     // Every setup call is kept and replayed into new instances: 64 in all.
     for n in 1..64 {
-        p.client.configure(configure(n)).await.unwrap();
+        p.client.configure(configure(json!({ "region": format!("r{n}") }))).await.unwrap();
     }
-    let err = p.client.configure(configure(64)).await.unwrap_err();
+    let err = p.client.configure(configure(json!({ "region": "r64" }))).await.unwrap_err();
     assert_eq!(err.code(), Code::FailedPrecondition, "{}", err.message());
     assert!(err.message().contains("already set up 64 times"), "{}", err.message());
     // The refused call changed nothing, and a fresh instance (after a crash)
@@ -194,22 +193,15 @@ async fn concurrent_setup_calls_keep_the_bound_and_every_instance_agrees() {
     let engine = TestEngine::start().await;
     let mut p = Plugin::packed(&component("echo-provider"), Some(&engine.address)).await.unwrap();
     p.boot(&engine.address, json!({"region": "r0"})).await.unwrap();
-    let configure = |region: String| ConfigureRequest {
-        args: Some(to_struct(json!({ "region": region }))),
-        accept_secrets: true,
-        accept_resources: true,
-        ..Default::default()
-    };
     for n in 1..60 {
-        p.client.configure(configure(format!("r{n}"))).await.unwrap();
+        p.client.configure(configure(json!({ "region": format!("r{n}") }))).await.unwrap();
     }
     // Ten at once, slow enough to overlap, all past the check before any
     // is kept: four fit.
     let calls: Vec<_> = (0..10)
         .map(|n| {
             let mut client = p.client.clone();
-            let mut request = configure(format!("c{n}"));
-            request.args = Some(to_struct(json!({ "region": format!("c{n}"), "sleepMs": 100 })));
+            let request = configure(json!({ "region": format!("c{n}"), "sleepMs": 100 }));
             tokio::spawn(async move { client.configure(request).await })
         })
         .collect();

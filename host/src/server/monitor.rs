@@ -435,23 +435,17 @@ mod tests {
             },
             accepts_output_values: false,
         };
-        let mut bad = request.clone();
-        bad.name = "n\x1b]8;;https://evil.example\x07".into();
-        let refused = register_request(bad).unwrap_err();
-        assert!(
-            matches!(&refused, types::Error::InvalidArgument(m) if m.contains("name \"n\\u{1b}]8;;")),
-            "{refused:?}"
-        );
-        let mut bad = request.clone();
-        bad.type_ = "t:index:\u{202e}T".into();
-        assert!(matches!(register_request(bad), Err(types::Error::InvalidArgument(m)) if m.contains("type")));
-        let mut bad = request.clone();
-        bad.name = "n<{%foo%}>".into();
-        let refused = register_request(bad).unwrap_err();
-        assert!(
-            matches!(&refused, types::Error::InvalidArgument(m) if m.contains("name \"n<\\{%foo%\\}>\"")),
-            "{refused:?}"
-        );
+        // A hidden link, a bidi override, the CLI's colour markup: refused, shown escaped.
+        for (name, type_, shown) in [
+            ("n\x1b]8;;https://evil.example\x07", "t:index:T", "name \"n\\u{1b}]8;;"),
+            ("n", "t:index:\u{202e}T", "type \"t:index:\\u{202e}T\""),
+            ("n<{%foo%}>", "t:index:T", "name \"n<\\{%foo%\\}>\""),
+        ] {
+            let mut bad = request.clone();
+            (bad.name, bad.type_) = (name.into(), type_.into());
+            let refused = register_request(bad).unwrap_err();
+            assert!(matches!(&refused, types::Error::InvalidArgument(m) if m.contains(shown)), "{refused:?}");
+        }
         let r = register_request(request).unwrap();
         assert_eq!((r.r#type.as_str(), r.name.as_str(), r.parent.as_str()), ("t:index:T", "n", "urn:p"));
         assert!(r.custom && r.accept_secrets && r.accept_resources && r.alias_specs);
