@@ -211,6 +211,19 @@ impl Plugin {
         self.stderr.lock().unwrap().clone()
     }
 
+    /// Stderr once it holds `needle`, or as it is after `within`: it is
+    /// read as it comes, so a line just written may not be there yet.
+    pub async fn stderr_with(&self, needle: &str, within: Duration) -> String {
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            let text = self.stderr();
+            if text.contains(needle) || tokio::time::Instant::now() >= deadline {
+                return text;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
     pub fn pid(&self) -> Option<u32> {
         self.child.id()
     }

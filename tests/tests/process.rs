@@ -14,6 +14,22 @@ fn invoke(tok: &str, args: serde_json::Value) -> InvokeRequest {
     InvokeRequest { tok: tok.into(), args: Some(to_struct(args)), preview: false }
 }
 
+/// `echo:index:config`'s answers to `n` calls at once, each sleeping `ms`
+/// so that they land on several instances.
+async fn configs_at_once(p: &Plugin, n: usize, ms: u64) -> Vec<serde_json::Value> {
+    let calls: Vec<_> = (0..n)
+        .map(|_| {
+            let mut client = p.client.clone();
+            tokio::spawn(async move { client.invoke(invoke("echo:index:config", json!({ "sleepMs": ms }))).await })
+        })
+        .collect();
+    let mut answers = Vec::new();
+    for call in calls {
+        answers.push(from_struct(call.await.unwrap().unwrap().into_inner().r#return.as_ref()));
+    }
+    answers
+}
+
 /// A Configure after the first, as a client repeating it would send.
 fn configure(args: serde_json::Value) -> ConfigureRequest {
     ConfigureRequest { args: Some(to_struct(args)), accept_secrets: true, accept_resources: true, ..Default::default() }
@@ -140,15 +156,8 @@ async fn the_hosts_log_breaks_up_the_colour_markup_a_component_brings() {
     std::fs::write(&file, wasm).unwrap();
     let mut p = Plugin::packed(&file, Some(&engine.address)).await.unwrap();
     p.boot(&engine.address, json!({})).await.unwrap();
-    // Logged while loading, before Configure was answered; read as it comes.
-    let mut stderr = p.stderr();
-    for _ in 0..40 {
-        if stderr.contains("ignoring the component's needs declaration") {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        stderr = p.stderr();
-    }
+    // Logged while loading, before Configure was answered.
+    let stderr = p.stderr_with("ignoring the component's needs declaration", Duration::from_secs(2)).await;
     assert!(stderr.contains("ignoring the component's needs declaration"), "{stderr}");
     assert!(stderr.contains(r#"string "<\{%x%\}>""#) && !stderr.contains("<{%"), "{stderr}");
 }
@@ -166,15 +175,22 @@ async fn a_panicking_guest_is_contained() {
     assert_eq!(from_struct(out.r#return.as_ref())["config"], json!({"region": "mars"}));
 }
 
-#[tokio::test]
-async fn a_provider_set_up_again_and_again_is_refused_past_the_hosts_bound() {
+/// An echo provider configured `times` times, the last with region
+/// `r{times - 1}`.
+async fn configured(times: usize) -> (TestEngine, Plugin) {
     let engine = TestEngine::start().await;
     let mut p = Plugin::packed(&component("echo-provider"), Some(&engine.address)).await.unwrap();
     p.boot(&engine.address, json!({"region": "r0"})).await.unwrap();
-    // Every setup call is kept and replayed into new instances: 64 in all.
-    for n in 1..64 {
+    for n in 1..times {
         p.client.configure(configure(json!({ "region": format!("r{n}") }))).await.unwrap();
     }
+    (engine, p)
+}
+
+#[tokio::test]
+async fn a_provider_set_up_again_and_again_is_refused_past_the_hosts_bound() {
+    // Every setup call is kept and replayed into new instances: 64 in all.
+    let (_engine, mut p) = configured(64).await;
     let err = p.client.configure(configure(json!({ "region": "r64" }))).await.unwrap_err();
     assert_eq!(err.code(), Code::FailedPrecondition, "{}", err.message());
     assert!(err.message().contains("already set up 64 times"), "{}", err.message());
@@ -190,12 +206,7 @@ async fn a_provider_set_up_again_and_again_is_refused_past_the_hosts_bound() {
 
 #[tokio::test]
 async fn concurrent_setup_calls_keep_the_bound_and_every_instance_agrees() {
-    let engine = TestEngine::start().await;
-    let mut p = Plugin::packed(&component("echo-provider"), Some(&engine.address)).await.unwrap();
-    p.boot(&engine.address, json!({"region": "r0"})).await.unwrap();
-    for n in 1..60 {
-        p.client.configure(configure(json!({ "region": format!("r{n}") }))).await.unwrap();
-    }
+    let (_engine, p) = configured(60).await;
     // Ten at once, slow enough to overlap, all past the check before any
     // is kept: four fit.
     let calls: Vec<_> = (0..10)
@@ -214,15 +225,8 @@ async fn concurrent_setup_calls_keep_the_bound_and_every_instance_agrees() {
     }
     assert_eq!(kept, 4, "64 setup calls in all");
     // Instances that ran them out of order are gone: all agree on the last.
-    let reads: Vec<_> = (0..6)
-        .map(|_| {
-            let mut client = p.client.clone();
-            tokio::spawn(async move { client.invoke(invoke("echo:index:config", json!({"sleepMs": 200}))).await })
-        })
-        .collect();
     let mut seen = HashSet::new();
-    for read in reads {
-        let out = from_struct(read.await.unwrap().unwrap().into_inner().r#return.as_ref());
+    for out in configs_at_once(&p, 6, 200).await {
         seen.insert((out["config"]["region"].as_str().unwrap().to_owned(), out["configures"].as_f64().unwrap() as u32));
     }
     assert_eq!(seen.len(), 1, "{seen:?}");
@@ -234,15 +238,8 @@ async fn concurrent_calls_run_on_parallel_instances_with_replayed_configuration(
     let engine = TestEngine::start().await;
     let mut p = Plugin::packed(&component("echo-provider"), Some(&engine.address)).await.unwrap();
     p.boot(&engine.address, json!({"region": "venus"})).await.unwrap();
-    let calls: Vec<_> = (0..6)
-        .map(|_| {
-            let mut client = p.client.clone();
-            tokio::spawn(async move { client.invoke(invoke("echo:index:config", json!({"sleepMs": 400}))).await })
-        })
-        .collect();
     let mut instances = HashSet::new();
-    for call in calls {
-        let out = from_struct(call.await.unwrap().unwrap().into_inner().r#return.as_ref());
+    for out in configs_at_once(&p, 6, 400).await {
         assert_eq!(out["config"], json!({"region": "venus"}), "every instance saw Configure");
         instances.insert(out["instance"].as_str().unwrap().to_owned());
     }
@@ -357,15 +354,7 @@ async fn a_warm_start_loads_whatever_its_cache_lost_and_still_refuses_a_bad_poli
             let info = p.client.get_plugin_info(()).await.unwrap().into_inner();
             let schema = p.client.get_schema(GetSchemaRequest::default()).await.unwrap().into_inner().schema;
             let echoed = p.client.invoke(invoke("echo:index:echo", json!({"x": 1}))).await.unwrap().into_inner();
-            // Stderr is read as it comes: wait (bounded) for the line.
-            let mut log = p.stderr();
-            for _ in 0..100 {
-                if log.contains("loaded echo") {
-                    break;
-                }
-                tokio::time::sleep(Duration::from_millis(50)).await;
-                log = p.stderr();
-            }
+            let log = p.stderr_with("loaded echo", Duration::from_secs(5)).await;
             let answers = (info.version, serde_json::from_str::<serde_json::Value>(&schema).unwrap()["name"].clone());
             let warm = log.contains("warm start:");
             if warm {
