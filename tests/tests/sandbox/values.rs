@@ -69,7 +69,7 @@ async fn malformed_values_are_refused() {
         let s = refused(&mut p, "malformed", json!({"kind": kind})).await;
         // Too deep or too large is a limit of the host's, not a broken value.
         let (code, words) = match kind {
-            "deep" => (Code::ResourceExhausted, ["over the host's limits", "levels deep"]),
+            "deep" => (Code::ResourceExhausted, ["over the host's limits", "nested too deep to be read back"]),
             "overlapping" => (Code::ResourceExhausted, ["over the host's limits", "more than 400 MiB"]),
             _ => (Code::Internal, ["invalid", ""]),
         };

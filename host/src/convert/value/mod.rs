@@ -113,6 +113,11 @@ pub enum ConvertError {
     ReservedKey { path: PropertyPath },
     #[error("the value at {path} is nested more than {max} levels deep")]
     TooDeep { path: PropertyPath, max: usize },
+    #[error(
+        "the value at {path} is nested too deep to be read back when the engine sends it again: \
+         more than {max} Protocol Buffers messages deep (about 31 levels of objects)"
+    )]
+    TooDeepForTheWire { path: PropertyPath, max: usize },
     #[error("the value has {count} nodes, more than the limit of {max}")]
     TooManyNodes { count: usize, max: usize },
     #[error("the value's strings and keys come to more than {} MiB", max >> 20)]

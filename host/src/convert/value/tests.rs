@@ -529,13 +529,45 @@ fn guest_million_deep_chain_fails_without_overflow() {
     nodes.push(Node::Null);
     let started = std::time::Instant::now();
     let e = guest_err(nodes);
-    assert!(matches!(e, ConvertError::TooDeep { max: 128, .. }), "{e:?}");
+    assert!(matches!(e, ConvertError::TooDeepForTheWire { max: 96, .. }), "{e:?}");
     assert!(started.elapsed() < std::time::Duration::from_secs(5));
     // Same chain as a property map through objects.
     let mut nodes: Vec<Node> = (1..len).map(|i| o(&[("k", i)])).collect();
     nodes.push(Node::Null);
     let e = wit_to_struct(&wv(nodes), negotiated(), Limits::default()).expect_err("should fail");
-    assert!(matches!(e, ConvertError::TooDeep { .. }), "{e:?}");
+    assert!(matches!(e, ConvertError::TooDeepForTheWire { .. }), "{e:?}");
+}
+
+/// A guest's value comes back from the engine in later requests, which
+/// this host decodes with prost (at most 100 nested messages): what would
+/// not decode is refused on the way out.
+#[test]
+fn guest_values_stay_readable_when_the_engine_sends_them_back() {
+    use prost::Message;
+    // Objects `n` deep under a property map, a string at the bottom.
+    let chain = |n: u32| {
+        let mut nodes: Vec<Node> = (1..=n).map(|i| o(&[("k", i)])).collect();
+        nodes.push(Node::String("leaf".into()));
+        wv(nodes)
+    };
+    let deepest = (1..64).take_while(|&n| wit_to_struct(&chain(n), negotiated(), Limits::default()).is_ok()).last();
+    assert_eq!(deepest, Some(31));
+    let e = wit_to_struct(&chain(32), negotiated(), Limits::default()).unwrap_err();
+    assert!(matches!(&e, ConvertError::TooDeepForTheWire { path, .. } if path.0.matches('k').count() == 32), "{e:?}");
+    let resent = |s: Struct| pulumirpc::UpdateRequest { olds: Some(s), ..Default::default() }.encode_to_vec();
+    // The deepest accepted decodes, even inside a secret the engine adds.
+    let kept = wit_to_struct(&chain(31), negotiated(), Limits::default()).unwrap();
+    let secret = obj([(sig::KEY, s(sig::SECRET)), ("value", WireValue { kind: Some(Kind::StructValue(kept)) })]);
+    let wrapped = Struct { fields: [("p".to_owned(), secret)].into() };
+    assert!(pulumirpc::UpdateRequest::decode(resent(wrapped).as_slice()).is_ok());
+    // Three levels more, within the old bound of 128, would not.
+    let mut deeper = WireValue { kind: Some(Kind::StringValue("leaf".into())) };
+    for _ in 0..34 {
+        deeper = obj([("k", deeper)]);
+    }
+    let Some(Kind::StructValue(deeper)) = deeper.kind else { unreachable!() };
+    let e = pulumirpc::UpdateRequest::decode(resent(deeper).as_slice()).unwrap_err();
+    assert!(e.to_string().contains("recursion limit"), "{e}");
 }
 
 #[test]

@@ -92,6 +92,27 @@ fn text_spans(node: &Node) -> impl Iterator<Item = Span> + '_ {
 }
 
 /// Checks everything [`build`] relies on, in one forward pass over the nodes.
+/// How many nested Protocol Buffers messages deep a value from a guest may
+/// reach. Whatever the engine stores it sends back in later requests, and
+/// prost, this host's decoder, stops at 100 (the engine, in Go, reads far
+/// deeper): a value past it would be stored and then fail every later
+/// Diff, Update, Read and Delete of its resource. The root map is the
+/// first message; 96 leaves room for a secret the engine may wrap around
+/// an output.
+pub const MAX_WIRE_LEVELS: usize = 96;
+
+/// The messages between a node's `Value` and its children's: an object's
+/// (and a secret's or output's signature object) is a `Struct`, a map
+/// entry and a `Value`; a list's a `ListValue` and a `Value`; an
+/// archive's members sit in a map inside its object.
+fn wire_levels(parent: &Node) -> usize {
+    match parent {
+        Node::Array(_) => 2,
+        Node::Archive(_) => 6,
+        _ => 3,
+    }
+}
+
 fn validate(v: &Value, opts: WireOptions, limits: Limits) -> Result<(), ConvertError> {
     let nodes = &v.nodes;
     let bufs = Buffers::of(v);
@@ -102,6 +123,8 @@ fn validate(v: &Value, opts: WireOptions, limits: Limits) -> Result<(), ConvertE
     }
     let mut parent = vec![NONE; count];
     let mut depth = vec![0usize; count];
+    // The root map's entries hold their values at the third message.
+    let mut levels = vec![0usize; count];
     let mut keys = HashSet::new();
     // What the built value will hold: spans may overlap, so this counts each
     // use, which is what `build` copies.
@@ -182,6 +205,12 @@ fn validate(v: &Value, opts: WireOptions, limits: Limits) -> Result<(), ConvertE
             if depth[c] > limits.max_depth {
                 let path = bufs.path_of(nodes, &parent, child);
                 return Err(ConvertError::TooDeep { path, max: limits.max_depth });
+            }
+            // A leaf may be a signature object itself (an asset, a reference): 3 more.
+            levels[c] = levels[i] + wire_levels(node);
+            if levels[c] + 3 > MAX_WIRE_LEVELS {
+                let path = bufs.path_of(nodes, &parent, child);
+                return Err(ConvertError::TooDeepForTheWire { path, max: MAX_WIRE_LEVELS });
             }
             if members && !matches!(nodes[c], Node::Asset(_) | Node::Archive(_)) {
                 let path = bufs.path_of(nodes, &parent, child);
