@@ -77,6 +77,21 @@ async fn the_request_timeout_is_enforced_and_the_host_keeps_serving() {
 }
 
 #[tokio::test]
+async fn a_partial_state_too_large_to_send_back_keeps_its_id() {
+    let (_engine, mut p) = started().await;
+    let mut request = create("big", "stubborn", 1.0);
+    // 24 MiB of state: its detail would pass grpc-go's 16 MiB of trailers.
+    request.properties = Some(to_struct(json!({ "hang": "stubborn", "blob": "x".repeat(24 << 20) })));
+    let err = p.client.create(request).await.unwrap_err();
+    assert_eq!(err.code(), Code::Unknown, "{}", err.message());
+    assert!(err.message().contains("too large to send back"), "{}", err.message());
+    let f = init_failed(&err);
+    assert_eq!(f.id, "partial-big");
+    assert!(f.properties.is_none() && f.inputs.is_none());
+    assert!(p.client.get_plugin_info(()).await.is_ok(), "the host keeps serving");
+}
+
+#[tokio::test]
 async fn an_interrupted_update_is_reported_as_unknown_so_the_engine_keeps_it_pending() {
     let (_engine, mut p) = started().await;
     let update = UpdateRequest {

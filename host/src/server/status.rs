@@ -29,6 +29,7 @@ pub fn bad_request(e: ConvertError) -> Status {
 pub fn bad_response(e: ConvertError, effect: Effect) -> Status {
     match e {
         ConvertError::TooDeep { .. }
+        | ConvertError::TooDeepForTheWire { .. }
         | ConvertError::TooManyNodes { .. }
         | ConvertError::TooManyBytes { .. }
         | ConvertError::Words(WordsError::TooManyBytes { .. }) => {
@@ -88,7 +89,7 @@ pub fn runtime(e: RuntimeError, o: WireOptions, effect: Effect) -> Status {
                 reasons: vec![message.clone()],
             };
             match init_failure(failure, o) {
-                Ok(detail) => with_detail(Code::Unknown, message, "ErrorResourceInitFailed", &detail),
+                Ok(detail) => init_failed(message, detail),
                 Err(bad) => Status::new(code, cap(format!("{message}; its partial state was invalid: {bad}"))),
             }
         }
@@ -103,6 +104,29 @@ pub fn call(e: CallError, o: WireOptions, effect: Effect) -> Status {
         CallError::NotStarted(e) => runtime(e, o, Effect::Reads),
         CallError::Provider { error, denials } => guest(error, o, &denials),
     }
+}
+
+/// The most a status's detail may encode to. It travels base64-encoded in
+/// the response's trailers, which grpc-go, the engine's, refuses past
+/// 16 MiB: the whole status would be lost, and with it the id of a
+/// resource that was created.
+const MAX_DETAIL: usize = 4 << 20;
+
+/// A resource created but not initialised. A state too large to travel is
+/// dropped, the id and reasons kept: the engine records the resource, and
+/// a refresh reads the rest.
+fn init_failed(mut message: String, mut detail: pulumirpc::ErrorResourceInitFailed) -> Status {
+    let size = detail.encoded_len();
+    if size > MAX_DETAIL {
+        (detail.properties, detail.inputs) = (None, None);
+        let mut budget = MAX_DETAIL;
+        detail.reasons.retain(|r| budget.checked_sub(r.len() + 8).map(|left| budget = left).is_some());
+        message = cap(format!(
+            "{message}; its state ({} MiB) was too large to send back, so only its id is: refresh it to read the rest",
+            size >> 20
+        ));
+    }
+    with_detail(Code::Unknown, message, "ErrorResourceInitFailed", &detail)
 }
 
 /// A status carrying one detail message, the way Pulumi's engine reads them.
@@ -151,6 +175,8 @@ fn guest_status(e: types::Error, o: WireOptions) -> Status {
         E::MissingKeys(keys) => {
             let names: Vec<&str> = keys.iter().map(|k| k.name.as_str()).collect();
             let message = cap(format!("missing required configuration keys: {}", names.join(", ")));
+            // As many keys as fit the detail's bound ([`MAX_DETAIL`]).
+            let mut budget = MAX_DETAIL;
             let detail = pulumirpc::ConfigureErrorMissingKeys {
                 missing_keys: keys
                     .into_iter()
@@ -158,6 +184,7 @@ fn guest_status(e: types::Error, o: WireOptions) -> Status {
                         name: text::escape_within(k.name, &[], text::MAX_MESSAGE),
                         description: text::escape_within(k.description, text::LINES, text::MAX_MESSAGE),
                     })
+                    .take_while(|k| budget.checked_sub(k.encoded_len() + 8).map(|left| budget = left).is_some())
                     .collect(),
             };
             with_detail(Code::InvalidArgument, message, "ConfigureErrorMissingKeys", &detail)
@@ -165,7 +192,7 @@ fn guest_status(e: types::Error, o: WireOptions) -> Status {
         E::InitFailed(f) => {
             let message = cap(format!("resource {} created but failed to initialise: {}", f.id, f.reasons.join("; ")));
             match init_failure(f, o) {
-                Ok(detail) => with_detail(Code::Unknown, message, "ErrorResourceInitFailed", &detail),
+                Ok(detail) => init_failed(message, detail),
                 // It was created: whatever is wrong with its state, that stands.
                 Err(e) => bad_response(e, Effect::Changes),
             }
@@ -190,6 +217,28 @@ mod tests {
 
         let plain = guest(types::Error::Failed("boom".into()), WireOptions::default(), &denials);
         assert!(plain.details().is_empty() && plain.message().starts_with("boom; missing grant"), "{plain:?}");
+    }
+
+    #[test]
+    fn a_detail_stays_within_what_the_engine_reads() {
+        // 400 keys of 64 KiB each: ~25 MiB, as many as fit are kept, first first.
+        let key = |i: usize| types::MissingKey { name: format!("k{i}"), description: "d".repeat(64 << 10) };
+        let s = guest(types::Error::MissingKeys((0..400).map(key).collect()), WireOptions::default(), &[]);
+        let details = tonic_types::pb::Status::decode(s.details()).expect("details");
+        assert!(details.details[0].value.len() <= MAX_DETAIL, "{}", details.details[0].value.len());
+        let kept = pulumirpc::ConfigureErrorMissingKeys::decode(details.details[0].value.as_slice()).unwrap();
+        assert!(kept.missing_keys.len() > 50 && kept.missing_keys.len() < 400, "{}", kept.missing_keys.len());
+        assert_eq!(kept.missing_keys[0].name, "k0");
+        // Many long reasons: the id stays, the reasons fit.
+        let failure = pulumirpc::ErrorResourceInitFailed {
+            id: "i-1".into(),
+            reasons: vec!["r".repeat(64 << 10); 400],
+            ..Default::default()
+        };
+        let s = init_failed("failed".into(), failure);
+        let details = tonic_types::pb::Status::decode(s.details()).expect("details");
+        let kept = pulumirpc::ErrorResourceInitFailed::decode(details.details[0].value.as_slice()).unwrap();
+        assert!(details.details[0].value.len() <= MAX_DETAIL && kept.id == "i-1" && !kept.reasons.is_empty());
     }
 
     #[test]
