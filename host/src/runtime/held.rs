@@ -15,17 +15,18 @@
 //! names nothing in this one rather than another text.
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use futures::future::Either;
 
 tokio::task_local! {
-    /// The RPC's held texts; an RPC holds a few, so a list.
-    static HELD: RefCell<Vec<Held>>;
+    /// The RPC's held texts by handle: usually a few, but an answer may
+    /// name them millions of times, so each lookup is one probe.
+    static HELD: RefCell<HashMap<u32, Held>>;
 }
 
 struct Held {
-    handle: u32,
     /// `None` once moved into the answer.
     text: Option<String>,
     /// How many more times the answer names it (see [`expect_use`]).
@@ -66,7 +67,7 @@ pub fn hold(text: String) -> Result<u32, String> {
             return Err(text);
         }
         let handle = NEXT.fetch_add(1, Ordering::Relaxed);
-        held.push(Held { handle, text: Some(text), uses: 0 });
+        held.insert(handle, Held { text: Some(text), uses: 0 });
         Ok(handle)
     })
 }
@@ -105,7 +106,7 @@ pub fn resolve(handle: u32, len: u32) -> Result<String, String> {
 }
 
 fn with<T>(handle: u32, f: impl FnOnce(&mut Held) -> T) -> Option<T> {
-    HELD.try_with(|held| held.borrow_mut().iter_mut().find(|h| h.handle == handle).map(f)).ok().flatten()
+    HELD.try_with(|held| held.borrow_mut().get_mut(&handle).map(f)).ok().flatten()
 }
 
 #[cfg(test)]
