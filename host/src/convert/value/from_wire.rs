@@ -10,6 +10,9 @@ pub fn struct_into_wit(s: Struct) -> Result<Words, ConvertError> {
     struct_into_wit_within(s, Limits::default())
 }
 
+/// The most top-level properties [`Decoder::reserve`] makes room for.
+const RESERVE_AT_MOST: usize = 4096;
+
 /// [`struct_into_wit`] within `limits` (depth and nodes).
 pub(super) fn struct_into_wit_within(s: Struct, limits: Limits) -> Result<Words, ConvertError> {
     let mut d = Decoder::new(limits);
@@ -112,12 +115,14 @@ impl Decoder {
     /// Room for a map of `fields` top-level properties, about one nested
     /// value each: small maps are then built without growing any buffer
     /// (each growth a copy, and under load a contended allocator lock).
+    /// Only for small maps: a request's count is the wire's, reserved before
+    /// the node limit is checked, so a huge map grows as it is checked.
     fn reserve(&mut self, fields: usize) {
-        let nodes = 2 * fields + 1;
+        let nodes = 2 * fields.min(RESERVE_AT_MOST) + 1;
         self.nodes.reserve(nodes);
         self.parent.reserve(nodes);
         self.fields.reserve(nodes);
-        self.stack.reserve(fields);
+        self.stack.reserve(fields.min(RESERVE_AT_MOST));
         self.text.reserve(16 * nodes);
     }
 
