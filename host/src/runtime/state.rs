@@ -25,6 +25,11 @@ use super::sandbox::Sandbox;
 const STDERR_CAPACITY: usize = 64 * 1024;
 /// Handles (streams, requests, ...) one instance may hold at once.
 const MAX_RESOURCES: usize = 10_000;
+/// Bytes one wasi:http fields handle may hold (its in-memory size, a little
+/// over the headers' own): enough for a long token or cookie. wasmtime's
+/// default, 128 KiB, would let the handles above keep 1.25 GiB in the host,
+/// outside the instance's memory limit.
+const MAX_FIELDS_BYTES: usize = 32 << 10;
 /// Table elements per instance (function tables of the guest).
 const MAX_TABLE_ELEMENTS: usize = 1_000_000;
 /// Bytes of randomness one call to wasi:random may ask for.
@@ -150,7 +155,11 @@ impl HostState {
         HostState {
             wasi,
             table,
-            http: WasiHttpCtx::new(),
+            http: {
+                let mut http = WasiHttpCtx::new();
+                http.set_field_size_limit(MAX_FIELDS_BYTES);
+                http
+            },
             hooks,
             limits,
             logs,

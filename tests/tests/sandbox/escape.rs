@@ -277,3 +277,18 @@ async fn long_authorities_and_methods_are_refused() {
     let long = contained(&mut p, "setAuthority", long).await.unwrap();
     assert_eq!(long, json!({"authority": false, "method": false}));
 }
+
+/// Headers too live in the host, up to 10,000 handles of them per
+/// instance: one fields handle holds at most 32 KiB (wasmtime's default
+/// is 128 KiB, 1.25 GiB over the handles).
+#[tokio::test]
+async fn long_headers_are_refused() {
+    let (_engine, mut p) = hostile_with(&policy(30, None, "")).await;
+    let taken = |length: usize| json!({ "length": length });
+    assert_eq!(contained(&mut p, "setHeader", taken(8 << 10)).await.unwrap(), json!({"header": true}));
+    // wasmtime ends the guest there: the call fails, the host serves on.
+    let e = contained(&mut p, "setHeader", taken(40 << 10)).await.unwrap_err();
+    assert_eq!(e.code(), Code::Internal, "{e:?}");
+    assert!(e.message().contains("total size of fields exceeds limit"), "{}", e.message());
+    assert_eq!(contained(&mut p, "setHeader", taken(16)).await.unwrap(), json!({"header": true}));
+}

@@ -20,6 +20,7 @@
 //! | `readKept` | | reads the text `keepHeld` kept: a held text from an earlier call |
 //! | `leakHandles` | `count` | keeps `count` more host handles (clock pollables) past the call; returns how many this instance keeps (`kept`) |
 //! | `setAuthority` | `length`, `method` | sets an outgoing request's authority to `length` bytes (and its method to `method`, if given), sending nothing; returns `authority` and `method`: whether each was taken |
+//! | `setHeader` | `length` | puts a header of `length` bytes into a fields handle; returns `header`: whether it was taken (past the host's bound, wasmtime traps) |
 //! | `say` | `text`, `fail` | logs `text`, then fails with it (with `fail`) or answers with a check failure whose property and reason are `text` |
 //! | `ok` | `sleepMs` | a normal quick call: `{"ok": true}` |
 //!
@@ -147,6 +148,18 @@ fn set_authority(_: usize, _: &str) -> (bool, bool) {
     (false, false)
 }
 
+/// Whether the host takes a header of `length` bytes into a fields handle
+/// (kept in the host, outside the guest's memory).
+#[cfg(all(target_os = "wasi", target_env = "p2"))]
+fn set_header(length: usize) -> bool {
+    wasip2::http::types::Fields::from_list(&[("x-big".to_owned(), vec![b'a'; length])]).is_ok()
+}
+
+#[cfg(not(all(target_os = "wasi", target_env = "p2")))]
+fn set_header(_: usize) -> bool {
+    false
+}
+
 #[cfg(not(all(target_os = "wasi", target_env = "p2")))]
 fn leak_handles(count: usize) -> usize {
     LEAKED.fetch_add(count, std::sync::atomic::Ordering::Relaxed) + count
@@ -261,6 +274,7 @@ impl Provider for Hostile {
                 let (authority, method) = set_authority(arg_num(args, "length", 11.0) as usize, method);
                 out(props! { "authority" => authority, "method" => method })
             }
+            "setHeader" => out(props! { "header" => set_header(arg_num(args, "length", 16.0) as usize) }),
             "leakHandles" => out(props! { "kept" => leak_handles(arg_num(args, "count", 0.0) as usize) as f64 }),
             "random" => {
                 let bytes = random_bytes(arg_num(args, "bytes", 0.0) as u64)?;
