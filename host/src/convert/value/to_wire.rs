@@ -91,7 +91,6 @@ fn text_spans(node: &Node) -> impl Iterator<Item = Span> + '_ {
     fixed.into_iter().flatten().chain(deps.iter().copied())
 }
 
-/// Checks everything [`build`] relies on, in one forward pass over the nodes.
 /// How many nested Protocol Buffers messages deep a value from a guest may
 /// reach. Whatever the engine stores it sends back in later requests, and
 /// prost, this host's decoder, stops at 100 (the engine, in Go, reads far
@@ -99,7 +98,7 @@ fn text_spans(node: &Node) -> impl Iterator<Item = Span> + '_ {
 /// Diff, Update, Read and Delete of its resource. The root map is the
 /// first message; 96 leaves room for a secret the engine may wrap around
 /// an output.
-pub const MAX_WIRE_LEVELS: usize = 96;
+const MAX_WIRE_LEVELS: usize = 96;
 
 /// The messages between a node's `Value` and its children's: an object's
 /// (and a secret's or output's signature object) is a `Struct`, a map
@@ -113,6 +112,7 @@ fn wire_levels(parent: &Node) -> usize {
     }
 }
 
+/// Checks everything [`build`] relies on, in one forward pass over the nodes.
 fn validate(v: &Value, opts: WireOptions, limits: Limits) -> Result<(), ConvertError> {
     let nodes = &v.nodes;
     let bufs = Buffers::of(v);
@@ -122,9 +122,9 @@ fn validate(v: &Value, opts: WireOptions, limits: Limits) -> Result<(), ConvertE
         return Err(ConvertError::Empty);
     }
     let mut parent = vec![NONE; count];
-    let mut depth = vec![0usize; count];
-    // The root map's entries hold their values at the third message.
-    let mut levels = vec![0usize; count];
+    // Each node's depth in the tree and in protobuf messages, in one array:
+    // the root map's entries hold their values at the third message.
+    let mut depth = vec![(0usize, 0usize); count];
     let mut keys = HashSet::new();
     // What the built value will hold: spans may overlap, so this counts each
     // use, which is what `build` copies.
@@ -201,14 +201,13 @@ fn validate(v: &Value, opts: WireOptions, limits: Limits) -> Result<(), ConvertE
                 return Err(ConvertError::SharedNode { path, child, first, second });
             }
             parent[c] = idx;
-            depth[c] = depth[i] + 1;
-            if depth[c] > limits.max_depth {
+            depth[c] = (depth[i].0 + 1, depth[i].1 + wire_levels(node));
+            if depth[c].0 > limits.max_depth {
                 let path = bufs.path_of(nodes, &parent, child);
                 return Err(ConvertError::TooDeep { path, max: limits.max_depth });
             }
             // A leaf may be a signature object itself (an asset, a reference): 3 more.
-            levels[c] = levels[i] + wire_levels(node);
-            if levels[c] + 3 > MAX_WIRE_LEVELS {
+            if depth[c].1 + 3 > MAX_WIRE_LEVELS {
                 let path = bufs.path_of(nodes, &parent, child);
                 return Err(ConvertError::TooDeepForTheWire { path, max: MAX_WIRE_LEVELS });
             }
