@@ -46,8 +46,21 @@ pub fn hidden(c: char) -> bool {
 }
 
 /// Whether `text` holds an opening or a closing of Pulumi's colour markup.
-pub fn marked(text: &str) -> bool {
+fn marked(text: &str) -> bool {
     text.contains("<{%") || text.contains("%}>")
+}
+
+/// Whether a terminal or the Pulumi CLI would act on something in `text`
+/// but the `keep` characters: what [`escape`] changes.
+fn acted_on(text: &str, keep: &[char]) -> bool {
+    text.chars().any(|c| hidden(c) && !keep.contains(&c)) || marked(text)
+}
+
+/// Whether a name a user reads (a resource's type or name, a declared
+/// need) holds anything a terminal or the Pulumi CLI would act on. Names
+/// are refused rather than escaped: they must stay what they say.
+pub fn unfit_name(text: &str) -> bool {
+    acted_on(text, &[])
 }
 
 /// Whether the byte at `at` is the brace of an opening (`<{%`) or closing
@@ -94,7 +107,7 @@ impl<W: std::io::Write> std::io::Write for Unmarked<W> {
 /// readable, and the colour markup broken up. Borrowed when there is
 /// nothing to change.
 pub fn escape<'a>(text: &'a str, keep: &[char]) -> Cow<'a, str> {
-    if !text.chars().any(|c| hidden(c) && !keep.contains(&c)) && !marked(text) {
+    if !acted_on(text, keep) {
         return text.into();
     }
     escape_within(text.to_owned(), keep, usize::MAX).into()
@@ -107,7 +120,7 @@ pub fn escape<'a>(text: &'a str, keep: &[char]) -> Cow<'a, str> {
 /// is nothing to escape or cut.
 pub fn escape_within(text: String, keep: &[char], max: usize) -> String {
     let escaped = |c: char| hidden(c) && !keep.contains(&c);
-    if text.len() <= max && !text.chars().any(escaped) && !marked(&text) {
+    if text.len() <= max && !acted_on(&text, keep) {
         return text;
     }
     let mut out = String::with_capacity(text.len().min(max) + 32);

@@ -25,15 +25,15 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::marker::PhantomData;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::Context;
 use clap::Parser;
 use pulumi_wasm_host::runtime::bindings::rp;
 use pulumi_wasm_host::runtime::{
-    Backend, CallError, CallResult, LOG_CHANNEL, LogQueue, LogSeverity, MAX_SETUP_CALLS, RuntimeError, SetupCall,
+    Backend, CallError, CallResult, LOG_CHANNEL, LogQueue, LogSeverity, RuntimeError, SetupCall, SetupLog,
 };
 use pulumi_wasm_host::server::{EngineLink, ProviderService, ServeOptions, serve};
 use pulumi_wasm_sdk::Provider;
@@ -65,7 +65,7 @@ pub struct NativeBackend<P> {
     make: fn() -> P,
     /// Where the provider's log messages go during its calls (stderr when `None`).
     logs: Option<NativeSink>,
-    setup: Mutex<Arc<Vec<SetupCall>>>,
+    setup: SetupLog,
     cancelled: AtomicBool,
     _provider: PhantomData<fn() -> P>,
 }
@@ -78,7 +78,7 @@ impl<P: Provider> NativeBackend<P> {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             make,
             logs: None,
-            setup: Mutex::default(),
+            setup: SetupLog::default(),
             cancelled: AtomicBool::new(false),
             _provider: PhantomData,
         }
@@ -132,10 +132,10 @@ impl<P: Provider> NativeBackend<P> {
         call: impl FnOnce(&mut P) -> pulumi_wasm_sdk::Result<T>,
         setup: Option<SetupCall>,
     ) -> CallResult<T> {
-        let calls = self.setup.lock().expect("setup lock").clone();
-        if setup.is_some() && calls.len() >= MAX_SETUP_CALLS {
-            return Err(CallError::NotStarted(RuntimeError::SetUpTooOften { limit: MAX_SETUP_CALLS }));
+        if setup.is_some() {
+            self.setup.room().map_err(CallError::NotStarted)?;
         }
+        let calls = self.setup.snapshot();
         let mut slot = self.take();
         let outcome = self.logging(|| {
             catch_unwind(AssertUnwindSafe(|| {
@@ -162,24 +162,13 @@ impl<P: Provider> NativeBackend<P> {
             }
         };
         let mut inst = slot.expect("the provider value exists once the call ran");
-        let mut keep = true;
-        if result.is_ok()
-            && let Some(call) = setup
-        {
-            // As the wasm pool does: the bound holds for calls that passed
-            // the check together, and a value that missed a setup call
-            // recorded meanwhile ran this one out of order, so it goes.
-            let mut recorded = self.setup.lock().expect("setup lock");
-            if recorded.len() >= MAX_SETUP_CALLS {
-                return Err(CallError::Runtime(RuntimeError::SetUpTooOften { limit: MAX_SETUP_CALLS }));
-            }
-            keep = inst.applied == recorded.len();
-            let mut calls = (**recorded).clone();
-            calls.push(call);
-            inst.applied = calls.len();
-            *recorded = Arc::new(calls);
-        }
-        if keep {
+        // As in the wasm pool, a value that ran a setup call out of order goes.
+        let kept = match setup {
+            Some(call) if result.is_ok() => self.setup.record(call, inst.applied)?,
+            _ => Some(inst.applied),
+        };
+        if let Some(applied) = kept {
+            inst.applied = applied;
             self.put(inst);
         }
         result.map_err(|e| CallError::Provider { error: convert::error(e), denials: vec![] })

@@ -8,7 +8,8 @@ use std::time::Duration;
 use super::RuntimeError;
 use super::bindings::{rp, types};
 use super::deferred::Deferred;
-use super::pool::{Lease, Pool, SetupCall};
+use super::pool::{Lease, Pool};
+use super::setup::SetupCall;
 
 /// Why an export call has no result.
 #[derive(Debug)]

@@ -14,6 +14,7 @@ mod needs;
 pub mod policy;
 mod pool;
 mod sandbox;
+mod setup;
 mod state;
 mod ticker;
 
@@ -26,8 +27,9 @@ pub use logs::{GuestLog, LOG_CHANNEL, LogQueue, LogSeverity};
 pub use monitor::{MonitorConnector, MonitorResult, Monitors, ResourceMonitor};
 pub use needs::Needs;
 pub use policy::{GrantFlags, Grants, Policy};
-pub use pool::{Lease, MAX_SETUP_CALLS, Pool, SetupCall};
+pub use pool::{Lease, Pool};
 pub use sandbox::{MAX_CALL_TIMEOUT, Sandbox};
+pub use setup::{MAX_SETUP_CALLS, SetupCall, SetupLog};
 pub use state::PartialState;
 
 /// Longest schema accepted from a guest (checked before it is parsed).

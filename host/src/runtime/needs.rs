@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use wasmparser::{Parser, Payload};
 
 use super::policy::{Grants, HttpGrant};
-use crate::text::{hidden, marked};
+use crate::text::unfit_name;
 
 const SECTION: &str = "pulumi-wasm-needs";
 /// A declaration larger than this is ignored (it is only advice).
@@ -36,8 +36,7 @@ impl Needs {
                     serde_json::from_slice(s.data()).map_err(|e| format!("bad needs declaration: {e}"))?;
                 // Printed by `grants` and in errors and the host's log: no one
                 // needs a control character, or the Pulumi CLI's colour markup.
-                let odd = |n: &String| n.chars().any(hidden) || marked(n);
-                if [&needs.http, &needs.env, &needs.dirs].into_iter().flatten().any(odd) {
+                if [&needs.http, &needs.env, &needs.dirs].into_iter().flatten().any(|n| unfit_name(n)) {
                     return Err("the needs declaration holds control or invisible characters or colour markup".into());
                 }
                 return Ok(needs);

@@ -2,7 +2,7 @@
 //! in parallel. Every instance sees the same `parameterize`/`configure` calls:
 //! the pool records them and replays them into instances that missed them.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
@@ -10,12 +10,13 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, watch};
 use wasmtime::{Store, Trap, UpdateDeadline};
 
 use super::RuntimeError;
+use super::bindings::types;
 use super::bindings::{Guest, Provider, ProviderPre};
-use super::bindings::{rp, types};
 use super::engine::Runtime;
 use super::logs::{GuestLog, LogQueue};
 use super::monitor::{self, WithMonitor};
 use super::sandbox::{MAX_CALL_TIMEOUT, Sandbox};
+use super::setup::{SetupCall, SetupLog};
 use super::state::{CallClock, EngineWait, HostState};
 use super::ticker::EPOCH_TICK;
 
@@ -28,18 +29,6 @@ const RECYCLE_ABOVE_HANDLES: usize = 64;
 /// The most one call may copy out of the guest (a result, or a host call's
 /// arguments). wasmtime's default, set here so the error can name it.
 const MAX_COPY_OUT: usize = 128 << 20;
-/// The most setup calls (Configure and Parameterize) a provider keeps. The
-/// engine makes one of each per process; each kept call is replayed into
-/// every new instance, so without a bound a client repeating Configure
-/// would grow the host's memory and every instance's start without end.
-pub const MAX_SETUP_CALLS: usize = 64;
-
-/// A call that changes provider state and must reach every instance.
-#[derive(Clone, Debug)]
-pub enum SetupCall {
-    Parameterize(rp::ParameterizeRequest),
-    Configure(rp::ConfigureRequest),
-}
 
 struct Instance {
     store: Store<HostState>,
@@ -68,10 +57,7 @@ pub struct Pool {
     /// given back during those waits (see [`EngineWait`]), since a nested
     /// Construct of this provider needs one of these.
     monitor_permits: Arc<Semaphore>,
-    setup: Mutex<Arc<Vec<SetupCall>>>,
-    /// How many calls `setup` holds: every lease reads it, and only an
-    /// instance that is behind takes the lock.
-    setup_len: AtomicUsize,
+    setup: SetupLog,
     cancel: Cancellation,
     /// The component imports `context.asset-text` (see `runtime::held`).
     reads_held_texts: bool,
@@ -93,8 +79,7 @@ impl Pool {
             idle: Mutex::default(),
             permits,
             monitor_permits,
-            setup: Mutex::default(),
-            setup_len: AtomicUsize::new(0),
+            setup: SetupLog::default(),
             cancel,
         }
     }
@@ -147,10 +132,10 @@ impl Pool {
         } else {
             Some(permit)
         };
-        let behind = inst.applied < self.setup_len.load(Ordering::Acquire);
+        let behind = inst.applied < self.setup.len();
         let mut lease = Lease { pool: self, inst: Some(inst), timeout, _permit: permit };
         if behind {
-            Box::pin(lease.catch_up(self.setup_snapshot())).await?;
+            Box::pin(lease.catch_up(self.setup.snapshot())).await?;
         }
         Ok(lease)
     }
@@ -274,18 +259,10 @@ impl Pool {
         self.idle.lock().expect("pool lock").push(inst);
     }
 
-    /// Refuses a setup call once [`MAX_SETUP_CALLS`] are kept, before the
-    /// guest runs it. Setup calls waiting together may all pass here;
-    /// [`Lease::record`] holds the bound.
+    /// Refuses a setup call once the provider keeps as many as it may
+    /// ([`SetupLog::room`]), before the guest runs it.
     pub fn room_for_setup(&self) -> Result<(), RuntimeError> {
-        if self.setup_len.load(Ordering::Acquire) >= MAX_SETUP_CALLS {
-            return Err(RuntimeError::SetUpTooOften { limit: MAX_SETUP_CALLS });
-        }
-        Ok(())
-    }
-
-    fn setup_snapshot(&self) -> Arc<Vec<SetupCall>> {
-        self.setup.lock().expect("setup lock").clone()
+        self.setup.room()
     }
 
     /// Lets the guest run until `timeout` from now (or the cancellation
@@ -387,25 +364,12 @@ impl<'a> Lease<'a> {
     }
 
     /// Records a successful setup call made through this lease so other
-    /// instances replay it, then ends the lease. Past [`MAX_SETUP_CALLS`]
-    /// (calls that passed [`Pool::room_for_setup`] together) the call is not
-    /// kept, and the instance that ran it goes, so none holds a setup the
-    /// others lack.
+    /// instances replay it, then ends the lease. The instance goes back to
+    /// the pool only if it ran the call in order ([`SetupLog::record`]):
+    /// none may hold a setup the others lack.
     pub fn record(mut self, call: SetupCall) -> Result<(), RuntimeError> {
-        let mut setup = self.pool.setup.lock().expect("setup lock");
-        if setup.len() >= MAX_SETUP_CALLS {
-            return Err(RuntimeError::SetUpTooOften { limit: MAX_SETUP_CALLS });
-        }
-        // An instance that missed a setup call recorded meanwhile ran this
-        // one out of order: it goes, and fresh ones replay both in order.
-        let current = self.inst.as_ref().is_some_and(|inst| inst.applied == setup.len());
-        let mut calls = (**setup).clone();
-        calls.push(call);
-        self.pool.setup_len.store(calls.len(), Ordering::Release);
-        let applied = calls.len();
-        *setup = Arc::new(calls);
-        drop(setup);
-        if let Some(mut inst) = self.inst.take().filter(|_| current) {
+        let mut inst = self.inst.take().expect("lease holds an instance until finished");
+        if let Some(applied) = self.pool.setup.record(call, inst.applied)? {
             inst.applied = applied;
             self.pool.release(inst);
         }

@@ -231,7 +231,7 @@ fn alias(a: m::Alias) -> pb::Alias {
 /// resource.
 fn displayable(type_: &str, name: &str) -> Result<(), types::Error> {
     for (what, text) in [("type", type_), ("name", name)] {
-        if text.chars().any(crate::text::hidden) || crate::text::marked(text) {
+        if crate::text::unfit_name(text) {
             let shown = crate::text::escape_within(text.to_owned(), &[], 200);
             return Err(types::Error::InvalidArgument(format!(
                 "the resource's {what} \"{shown}\" holds control or invisible characters or Pulumi's colour markup"

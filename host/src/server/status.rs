@@ -120,13 +120,19 @@ fn init_failed(mut message: String, mut detail: pulumirpc::ErrorResourceInitFail
     if size > MAX_DETAIL {
         (detail.properties, detail.inputs) = (None, None);
         let mut budget = MAX_DETAIL;
-        detail.reasons.retain(|r| budget.checked_sub(r.len() + 8).map(|left| budget = left).is_some());
+        detail.reasons.retain(|r| fits(&mut budget, r.len()));
         message = cap(format!(
             "{message}; its state ({} MiB) was too large to send back, so only its id is: refresh it to read the rest",
             size >> 20
         ));
     }
     with_detail(Code::Unknown, message, "ErrorResourceInitFailed", &detail)
+}
+
+/// Whether an entry of `size` bytes (plus its framing) fits what is left
+/// of `budget`, taking it if so.
+fn fits(budget: &mut usize, size: usize) -> bool {
+    budget.checked_sub(size + 8).map(|left| *budget = left).is_some()
 }
 
 /// A status carrying one detail message, the way Pulumi's engine reads them.
@@ -184,7 +190,7 @@ fn guest_status(e: types::Error, o: WireOptions) -> Status {
                         name: text::escape_within(k.name, &[], text::MAX_MESSAGE),
                         description: text::escape_within(k.description, text::LINES, text::MAX_MESSAGE),
                     })
-                    .take_while(|k| budget.checked_sub(k.encoded_len() + 8).map(|left| budget = left).is_some())
+                    .take_while(|k| fits(&mut budget, k.encoded_len()))
                     .collect(),
             };
             with_detail(Code::InvalidArgument, message, "ConfigureErrorMissingKeys", &detail)
