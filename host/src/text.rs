@@ -4,7 +4,8 @@
 //! an escape sequence can rewrite the screen, set the clipboard (OSC 52) or
 //! hide a link (OSC 8), a carriage return or a line separator can forge a
 //! line, a bidi override can reorder what the user reads ("Trojan Source"),
-//! and zero-width and tag characters carry text the user cannot see.
+//! and zero-width, tag and filler characters and runs of variation
+//! selectors carry text the user cannot see.
 //!
 //! The Pulumi CLI also acts on its own colour markup (`<{%fg 1%}>`) in all
 //! of these, and it has no way to write the markup as text: a directive it
@@ -33,7 +34,11 @@ pub const MAX_MESSAGE: usize = 64 << 10;
 /// Whether `c` is one of those: a control (Cc), a line or paragraph
 /// separator (Zl, Zp) or a format character (Cf), but the zero-width
 /// joiner and non-joiner, which emoji sequences and Persian or Indic
-/// writing need and which change no order.
+/// writing need and which change no order; or one of the letters and marks
+/// that draw nothing and join nothing (the Hangul fillers, which make a
+/// blank name; the combining grapheme joiner; Khmer's inherent vowels,
+/// Mongolian's free variation selectors). Variation selectors depend on
+/// what they follow: see [`judged`].
 pub fn hidden(c: char) -> bool {
     if c.is_ascii() {
         return c.is_ascii_control();
@@ -41,8 +46,32 @@ pub fn hidden(c: char) -> bool {
     match c.general_category() {
         GeneralCategory::Control | GeneralCategory::LineSeparator | GeneralCategory::ParagraphSeparator => true,
         GeneralCategory::Format => !matches!(c, '\u{200c}' | '\u{200d}'),
-        _ => false,
+        _ => matches!(
+            c,
+            '\u{115f}' | '\u{1160}' | '\u{3164}' | '\u{ffa0}' | '\u{34f}' | '\u{17b4}' | '\u{17b5}' | '\u{180b}'
+                ..='\u{180d}' | '\u{180f}'
+        ),
     }
+}
+
+/// Unicode's variation selectors (VS1-VS256).
+fn variation_selector(c: char) -> bool {
+    matches!(c, '\u{fe00}'..='\u{fe0f}' | '\u{e0100}'..='\u{e01ef}')
+}
+
+/// Each character of `text`, where it starts, and whether it is hidden
+/// there: [`hidden`], or a variation selector that does not directly
+/// follow a shown character. One selector picks a glyph's form (an
+/// emoji's colour presentation, an ideograph's variant); a run of them, or
+/// one that follows nothing, draws nothing and can carry a byte each.
+fn judged(text: &str) -> impl Iterator<Item = (usize, char, bool)> + '_ {
+    let mut after_shown = false;
+    text.char_indices().map(move |(at, c)| {
+        let selector = variation_selector(c);
+        let hide = if selector { !after_shown } else { hidden(c) };
+        after_shown = !hide && !selector;
+        (at, c, hide)
+    })
 }
 
 /// Whether `text` holds an opening or a closing of Pulumi's colour markup.
@@ -53,7 +82,7 @@ fn marked(text: &str) -> bool {
 /// Whether a terminal or the Pulumi CLI would act on something in `text`
 /// but the `keep` characters: what [`escape`] changes.
 fn acted_on(text: &str, keep: &[char]) -> bool {
-    text.chars().any(|c| hidden(c) && !keep.contains(&c)) || marked(text)
+    judged(text).any(|(_, c, hide)| hide && !keep.contains(&c)) || marked(text)
 }
 
 /// Whether a name a user reads (a resource's type or name, a declared
@@ -102,7 +131,7 @@ impl<W: std::io::Write> std::io::Write for Unmarked<W> {
     }
 }
 
-/// `text` with its [`hidden`] characters but those in `keep` escaped as
+/// `text` with its hidden characters ([`judged`]) but those in `keep` escaped as
 /// Rust writes them (`\u{1b}`, `\r`, `\u{202e}`), so what was there stays
 /// readable, and the colour markup broken up. Borrowed when there is
 /// nothing to change.
@@ -119,14 +148,13 @@ pub fn escape<'a>(text: &'a str, keep: &[char]) -> Cow<'a, str> {
 /// a huge text costs no more than what is kept. `text` itself when there
 /// is nothing to escape or cut.
 pub fn escape_within(text: String, keep: &[char], max: usize) -> String {
-    let escaped = |c: char| hidden(c) && !keep.contains(&c);
     if text.len() <= max && !acted_on(&text, keep) {
         return text;
     }
     let mut out = String::with_capacity(text.len().min(max) + 32);
-    for (at, c) in text.char_indices() {
+    for (at, c, hide) in judged(&text) {
         let before = out.len();
-        if escaped(c) {
+        if hide && !keep.contains(&c) {
             out.extend(c.escape_default());
         } else {
             if markup_brace(text.as_bytes(), at) {
@@ -144,12 +172,12 @@ pub fn escape_within(text: String, keep: &[char], max: usize) -> String {
 }
 
 /// A stranger's short text (a registry's error message, an annotation)
-/// for one line of a message: its [`hidden`] characters blanked, the
+/// for one line of a message: its hidden characters ([`judged`]) blanked, the
 /// colour markup broken up, cut after `max` characters.
 pub fn printable(text: &str, max: usize) -> String {
     let mut shown = String::new();
-    for (at, c) in text.char_indices().take(max) {
-        if hidden(c) {
+    for (at, c, hide) in judged(text).take(max) {
+        if hide {
             shown.push(' ');
         } else {
             if markup_brace(text.as_bytes(), at) {
@@ -176,9 +204,30 @@ mod tests {
         for c in ['\u{feff}', '\u{ad}', '\u{e0041}', '\u{61c}', '\u{200e}'] {
             assert!(hidden(c), "{c:?}");
         }
-        for c in ['a', ' ', 'é', '日', '\u{200d}', '\u{200c}', '\u{fe0f}', '👩'] {
+        for c in ['\u{3164}', '\u{115f}', '\u{ffa0}', '\u{34f}', '\u{180b}'] {
+            assert!(hidden(c), "{c:?}");
+        }
+        for c in ['a', ' ', 'é', '日', '\u{200d}', '\u{200c}', '\u{fe0f}', '👩', '한', '\u{1100}'] {
             assert!(!hidden(c), "{c:?}");
         }
+    }
+
+    #[test]
+    fn one_variation_selector_after_a_shown_character_is_shown() {
+        // An emoji's presentation, an ideograph's variant, a keycap.
+        for text in ["❤\u{fe0f}", "👩\u{200d}❤\u{fe0f}\u{200d}👨", "葛\u{e0100}", "1\u{fe0f}\u{20e3}"] {
+            assert!(matches!(escape(text, &[]), Cow::Borrowed(_)), "{text:?}");
+            assert!(!unfit_name(text), "{text:?}");
+        }
+        // Bytes smuggled as a run after one letter, or selectors after
+        // nothing shown: all but the first after the letter are escaped.
+        let smuggled = "a\u{fe0f}\u{e0141}\u{e0142}";
+        assert_eq!(escape(smuggled, &[]), "a\u{fe0f}\\u{e0141}\\u{e0142}");
+        assert_eq!(escape("\u{fe0f}x", &[]), "\\u{fe0f}x");
+        assert_eq!(escape("\n\u{fe0f}", &['\n']), "\n\\u{fe0f}");
+        assert_eq!(escape("\u{3164}\u{fe0f}", &[]), "\\u{3164}\\u{fe0f}");
+        assert_eq!(printable(smuggled, 10), "a\u{fe0f}  ");
+        assert!(unfit_name(smuggled) && unfit_name("\u{3164}") && unfit_name("web\u{3164}"));
     }
 
     #[test]

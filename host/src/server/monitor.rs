@@ -435,10 +435,11 @@ mod tests {
             },
             accepts_output_values: false,
         };
-        // A hidden link, a bidi override, the CLI's colour markup: refused, shown escaped.
+        // A hidden link, a bidi override, a blank name, the CLI's colour markup: refused, shown escaped.
         for (name, type_, shown) in [
             ("n\x1b]8;;https://evil.example\x07", "t:index:T", "name \"n\\u{1b}]8;;"),
             ("n", "t:index:\u{202e}T", "type \"t:index:\\u{202e}T\""),
+            ("\u{3164}", "t:index:T", "name \"\\u{3164}\""),
             ("n<{%foo%}>", "t:index:T", "name \"n<\\{%foo%\\}>\""),
         ] {
             let mut bad = request.clone();

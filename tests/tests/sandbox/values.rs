@@ -163,16 +163,16 @@ async fn a_guests_words_reach_the_terminal_escaped() {
     let (engine, mut p) = hostile_with(&policy(10, None, "")).await;
     // Set the clipboard (OSC 52), clear the screen, reverse what follows,
     // forge a line, colour it and swallow the rest (the Pulumi CLI's own
-    // markup, an unknown directive, one never closed); newlines, tabs,
-    // accents and an emoji's joiner are words.
-    let words = "ok\x1b]52;c;ZXZpbA==\x07\x1b[2J\u{202e}txt.exe\r\u{2028}forged<{%fg 1%}><{%x%}><{%\nline two\tend é 👩\u{200d}💻";
-    let acts =
-        "ok\\u{1b}]52;c;ZXZpbA==\\u{7}\\u{1b}[2J\\u{202e}txt.exe\\r\\u{2028}forged<\\{%fg 1%\\}><\\{%x%\\}><\\{%";
-    let shown = format!("{acts}\nline two\tend é 👩\u{200d}💻");
+    // markup, an unknown directive, one never closed), hide text (a Hangul
+    // filler, bytes as a run of variation selectors); newlines, tabs,
+    // accents, an emoji's joiner and its one selector are words.
+    let words = "ok\x1b]52;c;ZXZpbA==\x07\x1b[2J\u{202e}txt.exe\r\u{2028}forged<{%fg 1%}><{%x%}><{%\u{3164}a\u{fe0f}\u{e0141}\nline two\tend é 👩\u{200d}💻❤\u{fe0f}";
+    let acts = "ok\\u{1b}]52;c;ZXZpbA==\\u{7}\\u{1b}[2J\\u{202e}txt.exe\\r\\u{2028}forged<\\{%fg 1%\\}><\\{%x%\\}><\\{%\\u{3164}a\u{fe0f}\\u{e0141}";
+    let shown = format!("{acts}\nline two\tend é 👩\u{200d}💻❤\u{fe0f}");
     let said = p.client.invoke(invoke("hostile:index:say", json!({"text": words}))).await.unwrap().into_inner();
     let [failure] = &said.failures[..] else { panic!("one failure: {:?}", said.failures) };
     assert_eq!(failure.reason, shown, "a check failure's reason");
-    assert_eq!(failure.property, format!("{acts}\\nline two\\tend é 👩\u{200d}💻"), "its property: one line");
+    assert_eq!(failure.property, format!("{acts}\\nline two\\tend é 👩\u{200d}💻❤\u{fe0f}"), "its property: one line");
     let s = p.client.invoke(invoke("hostile:index:say", json!({"text": words, "fail": true}))).await.unwrap_err();
     assert!(s.message().contains(&shown), "the status: {:?}", s.message());
     let logs = engine.wait_for_logs(2, |l| l.message.starts_with("ok")).await;
