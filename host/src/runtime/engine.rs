@@ -129,6 +129,7 @@ impl Runtime {
                 })
                 .and_then(|_| wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker))
                 .and_then(|_| super::http::bound_request_fields(&mut linker))
+                .and_then(|_| super::handles::charge_for_handles(&mut linker))
                 // Every contract version's imports: a component names one of them.
                 .and_then(|_| v0_3::Provider::add_to_linker::<_, HasSelf<HostState>>(&mut linker, |s| s))
                 .and_then(|_| v0_2_0::Provider::add_to_linker::<_, HasSelf<HostState>>(&mut linker, |s| s))

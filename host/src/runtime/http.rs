@@ -68,7 +68,7 @@ pub(super) fn bound_request_fields(linker: &mut Linker<HostState>) -> wasmtime::
 
 /// The name wasmtime-wasi-http defines its types under (a component's import
 /// of any 0.2.x version resolves to it).
-const HTTP_TYPES: &str = "wasi:http/types@0.2.12";
+pub(super) const HTTP_TYPES: &str = "wasi:http/types@0.2.12";
 
 /// Denials seen during a call, so the error can name the missing grant.
 pub type Denials = Arc<Mutex<Vec<String>>>;
@@ -91,6 +91,12 @@ impl WasiHttpHooks for HttpHooks {
         let grants = self.grants.clone();
         let deny = Denier { provider: self.provider.clone(), denials: self.denials.clone() };
         Box::new(async move { send(request, options, &grants, &deny).await })
+    }
+
+    /// What one write to a request's body may hand over: the body buffers
+    /// two of them in the host until sent (see `handles.rs`).
+    fn p2_outgoing_body_chunk_size(&mut self) -> usize {
+        super::handles::BODY_CHUNK
     }
 }
 
@@ -191,7 +197,8 @@ async fn exchange<S>(
 where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static,
 {
-    let (mut sender, conn) = tokio::time::timeout(connect_timeout, hyper::client::conn::http1::handshake(io))
+    let handshake = hyper::client::conn::http1::Builder::new().max_buf_size(super::handles::READ_BUFFER).handshake(io);
+    let (mut sender, conn) = tokio::time::timeout(connect_timeout, handshake)
         .await
         .map_err(|_| HttpError::ConnectionTimeout)?
         .map_err(HttpError::from)?;

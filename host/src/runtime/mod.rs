@@ -6,6 +6,7 @@ pub mod bindings;
 mod cache;
 mod deferred;
 mod engine;
+mod handles;
 pub mod held;
 mod http;
 mod logs;

@@ -143,7 +143,7 @@ impl Pool {
     async fn instantiate(&self, sandbox: &Sandbox) -> Result<Instance, RuntimeError> {
         let state = HostState::new(sandbox, self.logs.clone(), self.cancel.flag.clone());
         let mut store = Store::new(self.runtime.running_engine(), state);
-        store.limiter(|s| &mut s.limits);
+        store.limiter(|s| s);
         store.set_hostcall_fuel(MAX_COPY_OUT);
         self.watch_epochs(&mut store);
         // Start-up code runs during instantiation, so it gets a deadline too.

@@ -15,6 +15,7 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use super::bindings::latest::pulumi::provider::{context, logging, types};
+use super::handles::Charges;
 use super::held;
 use super::http::{Denials, HttpHooks};
 use super::logs::{LogQueue, LogSeverity};
@@ -29,7 +30,7 @@ const MAX_RESOURCES: usize = 10_000;
 /// over the headers' own): enough for a long token or cookie. wasmtime's
 /// default, 128 KiB, would let the handles above keep 1.25 GiB in the host,
 /// outside the instance's memory limit.
-const MAX_FIELDS_BYTES: usize = 32 << 10;
+pub(super) const MAX_FIELDS_BYTES: usize = 32 << 10;
 /// Table elements per instance (function tables of the guest).
 const MAX_TABLE_ELEMENTS: usize = 1_000_000;
 /// Bytes of randomness one call to wasi:random may ask for.
@@ -107,7 +108,9 @@ pub struct PartialState {
 
 pub struct HostState {
     wasi: WasiCtx,
-    table: ResourceTable,
+    pub(super) table: ResourceTable,
+    /// What the handles in `table` may hold, counted against the memory limit.
+    pub(super) charges: Charges,
     http: WasiHttpCtx,
     hooks: HttpHooks,
     pub(super) limits: Limits,
@@ -155,6 +158,7 @@ impl HostState {
         HostState {
             wasi,
             table,
+            charges: Charges::default(),
             http: {
                 let mut http = WasiHttpCtx::new();
                 http.set_field_size_limit(MAX_FIELDS_BYTES);
@@ -212,20 +216,30 @@ pub struct Limits {
     pub refused: bool,
 }
 
-impl ResourceLimiter for Limits {
+/// Linear memory and what the host holds for the handles share the limit
+/// (`handles.rs`).
+impl ResourceLimiter for HostState {
     fn memory_growing(&mut self, current: usize, desired: usize, maximum: Option<usize>) -> wasmtime::Result<bool> {
-        let allowed = self
+        if desired <= self.limits.limit && !self.room_to_grow(desired) {
+            self.limits.refused = true;
+            wasmtime::bail!(
+                "linear memory of {} KiB would not fit beside what the host holds for the instance's handles",
+                desired >> 10
+            );
+        }
+        let limits = &mut self.limits;
+        let allowed = limits
             .inner
             .memory_growing(current, desired, maximum)
-            .inspect_err(|_| self.refused = desired > self.limit)?;
+            .inspect_err(|_| limits.refused = desired > limits.limit)?;
         if allowed {
-            self.memory = self.memory.max(desired);
+            limits.memory = limits.memory.max(desired);
         }
         Ok(allowed)
     }
 
     fn table_growing(&mut self, current: usize, desired: usize, maximum: Option<usize>) -> wasmtime::Result<bool> {
-        self.inner.table_growing(current, desired, maximum)
+        self.limits.inner.table_growing(current, desired, maximum)
     }
 }
 

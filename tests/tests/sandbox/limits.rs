@@ -130,3 +130,36 @@ async fn an_instance_that_keeps_many_host_handles_is_not_reused() {
     assert_eq!(leak(0).await, 0.0);
     ok_call(&p, "after recycling").await;
 }
+
+/// What a guest keeps in the host through its handles counts against its
+/// memory limit beside its linear memory: unsent request bodies (no grant
+/// needed; wasmtime let each buffer 2 MiB), headers, file streams and
+/// directory listings. A few pass; many end the call as running out of
+/// memory does, and the host serves on with its memory back.
+#[tokio::test]
+async fn what_a_guest_keeps_in_the_host_counts_against_its_memory_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("file.txt"), "x".repeat(100_000)).unwrap();
+    // A listing of ~500 KiB: 2,000 names of 200 bytes.
+    for i in 0..2000 {
+        std::fs::write(dir.path().join(format!("{i:0>200}")), "").unwrap();
+    }
+    let grant = format!("dirs = [{{ host = \"{}\", guest = \"/data\", read-only = true }}]", dir.path().display());
+    let (_engine, mut p) = hostile_with(&policy(60, Some(32), &grant)).await;
+    let pin = |kind: &str, count: u32| json!({ "kind": kind, "count": count });
+    // A body takes two writes of 64 KiB before the host wants it sent.
+    let few = contained(&mut p, "pin", pin("bodies", 4)).await.unwrap();
+    assert_eq!(few, json!({"kept": 4.0, "buffered": 131072.0}));
+    for (kind, many) in [("bodies", 1000), ("fields", 2000), ("streams", 1000), ("listings", 200)] {
+        let few = contained(&mut p, "pin", pin(kind, 4)).await.unwrap();
+        assert_eq!(few["kept"], json!(4.0), "{kind}");
+        let s = refused(&mut p, "pin", pin(kind, many)).await;
+        assert_status(&s, Code::ResourceExhausted, &["ran out of memory", "limit of 32 MiB"]);
+    }
+    // Linear memory cannot grow into what the handles hold: ~20 MiB of
+    // headers leave no room for 16 MiB more.
+    let headers = |grow: u32| json!({ "kind": "fields", "count": 600, "grow": grow << 20 });
+    assert_eq!(contained(&mut p, "pin", headers(4)).await.unwrap()["kept"], json!(600.0));
+    let s = refused(&mut p, "pin", headers(16)).await;
+    assert_status(&s, Code::ResourceExhausted, &["ran out of memory", "limit of 32 MiB"]);
+}

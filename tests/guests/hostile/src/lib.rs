@@ -160,6 +160,66 @@ fn set_header(_: usize) -> bool {
     false
 }
 
+/// Makes `count` handles of `kind` that hold memory in the host and keeps
+/// them past the call: unsent requests with full bodies (no grant needed),
+/// fields of 30 KiB, streams of a file, listings of a directory (the first
+/// granted one), then grows linear memory by `grow` bytes. Says how many
+/// were made and what one body took.
+#[cfg(all(target_os = "wasi", target_env = "p2"))]
+fn pin(kind: &str, count: usize, grow: usize) -> Result<(usize, u64)> {
+    use wasip2::filesystem::types::{DescriptorFlags, OpenFlags, PathFlags};
+    use wasip2::http::types::{Fields, OutgoingRequest};
+    let dir = wasip2::filesystem::preopens::get_directories().into_iter().next().map(|(d, _)| d);
+    let dir = || dir.as_ref().ok_or_else(|| Error::invalid("no directory granted"));
+    let file = match kind {
+        "streams" => Some(
+            dir()?
+                .open_at(PathFlags::empty(), "file.txt", OpenFlags::empty(), DescriptorFlags::READ)
+                .map_err(|e| Error::Failed(format!("open file.txt: {e:?}")))?,
+        ),
+        _ => None,
+    };
+    let mut buffered = 0;
+    for _ in 0..count {
+        match kind {
+            "bodies" => {
+                let request = OutgoingRequest::new(Fields::new());
+                let body = request.body().expect("a body");
+                let stream = body.write().expect("its stream");
+                buffered = 0;
+                // Until the host takes no more without sending.
+                while let Ok(n @ 1..) = stream.check_write() {
+                    stream.write(&vec![b'b'; n as usize]).expect("a write check_write allowed");
+                    buffered += n;
+                }
+                std::mem::forget((stream, body, request));
+            }
+            "fields" => std::mem::forget(
+                Fields::from_list(&[("x-big".to_owned(), vec![b'f'; 30 << 10])]).expect("30 KiB of headers"),
+            ),
+            "streams" => {
+                let file = file.as_ref().expect("opened above");
+                let stream = file.read_via_stream(0).map_err(|e| Error::Failed(format!("stream: {e:?}")))?;
+                // A read leaves the host holding what it read ahead.
+                let _ = stream.read(1);
+                std::mem::forget(stream);
+            }
+            "listings" => {
+                let listing = dir()?.read_directory().map_err(|e| Error::Failed(format!("list: {e:?}")))?;
+                std::mem::forget(listing);
+            }
+            other => return Err(Error::invalid(format!("unknown kind {other:?}"))),
+        }
+    }
+    black_box(vec![1u8; grow]);
+    Ok((count, buffered))
+}
+
+#[cfg(not(all(target_os = "wasi", target_env = "p2")))]
+fn pin(_: &str, _: usize, _: usize) -> Result<(usize, u64)> {
+    Err(Error::Unimplemented("handles are pinned only in a component".into()))
+}
+
 #[cfg(not(all(target_os = "wasi", target_env = "p2")))]
 fn leak_handles(count: usize) -> usize {
     LEAKED.fetch_add(count, std::sync::atomic::Ordering::Relaxed) + count
@@ -275,6 +335,11 @@ impl Provider for Hostile {
                 out(props! { "authority" => authority, "method" => method })
             }
             "setHeader" => out(props! { "header" => set_header(arg_num(args, "length", 16.0) as usize) }),
+            "pin" => {
+                let (kind, count) = (arg_str(args, "kind")?, arg_num(args, "count", 1.0) as usize);
+                let (kept, buffered) = pin(kind, count, arg_num(args, "grow", 0.0) as usize)?;
+                out(props! { "kept" => kept as f64, "buffered" => buffered as f64 })
+            }
             "leakHandles" => out(props! { "kept" => leak_handles(arg_num(args, "count", 0.0) as usize) as f64 }),
             "random" => {
                 let bytes = random_bytes(arg_num(args, "bytes", 0.0) as u64)?;
