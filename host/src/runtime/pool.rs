@@ -247,6 +247,9 @@ impl Pool {
     fn release(&self, mut inst: Instance) {
         // Its permit goes back, and its waits do not carry over to the next call.
         inst.store.data().engine_wait.reset();
+        // A partial state reported (up to what one call may copy out) is
+        // read only when the call fails: an idle instance need not keep it.
+        inst.store.data_mut().partial = None;
         if inst.store.data().limits.memory > RECYCLE_ABOVE {
             tracing::debug!("recycling an instance that grew to {} MiB", inst.store.data().limits.memory >> 20);
             return;
