@@ -31,45 +31,64 @@ pub const LINES: &[char] = &['\n', '\t'];
 /// transport error.
 pub const MAX_MESSAGE: usize = 64 << 10;
 
-/// Whether `c` is one of those: a control (Cc), a line or paragraph
-/// separator (Zl, Zp) or a format character (Cf), but the zero-width
-/// joiner and non-joiner, which emoji sequences and Persian or Indic
-/// writing need and which change no order; or one of the letters and marks
-/// that draw nothing and join nothing (the Hangul fillers, which make a
-/// blank name; the combining grapheme joiner; Khmer's inherent vowels,
-/// Mongolian's free variation selectors). Variation selectors depend on
-/// what they follow: see [`judged`].
+/// Whether `c` is one of those wherever it stands: a control (Cc), a line
+/// or paragraph separator (Zl, Zp), a format character (Cf) but the
+/// joiners; a letter or mark that draws nothing and joins nothing (the
+/// Hangul fillers, which make a blank name; the combining grapheme joiner;
+/// Khmer's inherent vowels); or a code point Unicode keeps invisible for
+/// the future (unassigned, so a terminal draws nothing). The zero-width
+/// joiner and non-joiner and the variation selectors depend on what they
+/// follow: see [`judged`].
 pub fn hidden(c: char) -> bool {
     if c.is_ascii() {
         return c.is_ascii_control();
     }
     match c.general_category() {
         GeneralCategory::Control | GeneralCategory::LineSeparator | GeneralCategory::ParagraphSeparator => true,
-        GeneralCategory::Format => !matches!(c, '\u{200c}' | '\u{200d}'),
+        GeneralCategory::Format => !joiner(c),
         _ => matches!(
             c,
-            '\u{115f}' | '\u{1160}' | '\u{3164}' | '\u{ffa0}' | '\u{34f}' | '\u{17b4}' | '\u{17b5}' | '\u{180b}'
-                ..='\u{180d}' | '\u{180f}'
+            '\u{115f}' | '\u{1160}' | '\u{3164}' | '\u{ffa0}' | '\u{34f}' | '\u{17b4}' | '\u{17b5}'
+                | '\u{2065}' | '\u{fff0}'..='\u{fff8}' | '\u{e0000}'..='\u{e00ff}' | '\u{e01f0}'..='\u{e0fff}'
         ),
     }
 }
 
-/// Unicode's variation selectors (VS1-VS256).
+/// The zero-width joiner and non-joiner, which emoji sequences and Persian
+/// or Indic writing need between two characters, and which change no order.
+fn joiner(c: char) -> bool {
+    matches!(c, '\u{200c}' | '\u{200d}')
+}
+
+/// Unicode's variation selectors (VS1-VS256) and Mongolian's free ones.
 fn variation_selector(c: char) -> bool {
-    matches!(c, '\u{fe00}'..='\u{fe0f}' | '\u{e0100}'..='\u{e01ef}')
+    matches!(c, '\u{fe00}'..='\u{fe0f}' | '\u{e0100}'..='\u{e01ef}' | '\u{180b}'..='\u{180d}' | '\u{180f}')
 }
 
 /// Each character of `text`, where it starts, and whether it is hidden
-/// there: [`hidden`], or a variation selector that does not directly
-/// follow a shown character. One selector picks a glyph's form (an
-/// emoji's colour presentation, an ideograph's variant); a run of them, or
-/// one that follows nothing, draws nothing and can carry a byte each.
+/// there: [`hidden`]; a variation selector but one right after a shown
+/// character (one picks a glyph's form, an emoji's colour presentation or
+/// an ideograph's variant); a joiner but one right after a shown character
+/// or its selector. Runs of either, or one that follows nothing, draw
+/// nothing and can carry a byte each.
 fn judged(text: &str) -> impl Iterator<Item = (usize, char, bool)> + '_ {
-    let mut after_shown = false;
+    #[derive(PartialEq)]
+    enum After {
+        Nothing,
+        Shown,
+        Selector,
+        Joiner,
+    }
+    let mut after = After::Nothing;
     text.char_indices().map(move |(at, c)| {
-        let selector = variation_selector(c);
-        let hide = if selector { !after_shown } else { hidden(c) };
-        after_shown = !hide && !selector;
+        let (hide, next) = if variation_selector(c) {
+            (after != After::Shown, After::Selector)
+        } else if joiner(c) {
+            (!matches!(after, After::Shown | After::Selector), After::Joiner)
+        } else {
+            (hidden(c), After::Shown)
+        };
+        after = if hide { After::Nothing } else { next };
         (at, c, hide)
     })
 }
@@ -204,7 +223,7 @@ mod tests {
         for c in ['\u{feff}', '\u{ad}', '\u{e0041}', '\u{61c}', '\u{200e}'] {
             assert!(hidden(c), "{c:?}");
         }
-        for c in ['\u{3164}', '\u{115f}', '\u{ffa0}', '\u{34f}', '\u{180b}'] {
+        for c in ['\u{3164}', '\u{115f}', '\u{ffa0}', '\u{34f}', '\u{2065}', '\u{fff0}', '\u{e0080}', '\u{e0fff}'] {
             assert!(hidden(c), "{c:?}");
         }
         for c in ['a', ' ', 'é', '日', '\u{200d}', '\u{200c}', '\u{fe0f}', '👩', '한', '\u{1100}'] {
@@ -213,9 +232,13 @@ mod tests {
     }
 
     #[test]
-    fn one_variation_selector_after_a_shown_character_is_shown() {
+    fn one_selector_or_joiner_after_a_shown_character_is_shown() {
         // An emoji's presentation, an ideograph's variant, a keycap.
-        for text in ["❤\u{fe0f}", "👩\u{200d}❤\u{fe0f}\u{200d}👨", "葛\u{e0100}", "1\u{fe0f}\u{20e3}"] {
+        let mongolian = "\u{1821}\u{180b}\u{1822}";
+        let persian = "\u{645}\u{6cc}\u{200c}\u{62e}\u{648}\u{627}\u{647}\u{645}";
+        for text in
+            ["❤\u{fe0f}", "👩\u{200d}❤\u{fe0f}\u{200d}👨", "葛\u{e0100}", "1\u{fe0f}\u{20e3}", mongolian, persian]
+        {
             assert!(matches!(escape(text, &[]), Cow::Borrowed(_)), "{text:?}");
             assert!(!unfit_name(text), "{text:?}");
         }
@@ -226,6 +249,11 @@ mod tests {
         assert_eq!(escape("\u{fe0f}x", &[]), "\\u{fe0f}x");
         assert_eq!(escape("\n\u{fe0f}", &['\n']), "\n\\u{fe0f}");
         assert_eq!(escape("\u{3164}\u{fe0f}", &[]), "\\u{3164}\\u{fe0f}");
+        // Joiners likewise: one between two characters, not runs, not
+        // after nothing, not interleaved with selectors.
+        assert_eq!(escape("a\u{200d}\u{200c}b", &[]), "a\u{200d}\\u{200c}b");
+        assert_eq!(escape("\u{200d}a", &[]), "\\u{200d}a");
+        assert_eq!(escape("a\u{200d}\u{fe0f}\u{200d}", &[]), "a\u{200d}\\u{fe0f}\\u{200d}");
         assert_eq!(printable(smuggled, 10), "a\u{fe0f}  ");
         assert!(unfit_name(smuggled) && unfit_name("\u{3164}") && unfit_name("web\u{3164}"));
     }
