@@ -11,8 +11,10 @@
 //! in the instance's limit, or the guest ends as when its memory cannot
 //! grow. Drops are not seen here: the charge is a running total, counted
 //! again from the handles still alive only when something would not fit,
-//! so a guest that drops what it made never runs out, and one that keeps
-//! it is refused.
+//! so what a guest dropped comes back at the next count, and what it keeps
+//! stays charged. Each charge is a worst case: an instance needs room for
+//! it beside its linear memory's high-water mark (~0.7 MiB for each request
+//! it has open at once).
 
 use std::any::Any;
 use std::collections::BTreeMap;
@@ -21,7 +23,9 @@ use std::sync::Arc;
 use wasmtime::StoreContextMut;
 use wasmtime::component::{Linker, Resource};
 use wasmtime_wasi::filesystem::{Descriptor, WasiFilesystemView};
-use wasmtime_wasi::p2::bindings::filesystem::types::{ErrorCode as FsErrorCode, HostDescriptor};
+use wasmtime_wasi::p2::bindings::filesystem::types::{
+    DescriptorFlags, ErrorCode as FsErrorCode, HostDescriptor, OpenFlags, PathFlags,
+};
 use wasmtime_wasi::p2::{DynInputStream, DynOutputStream, FsResult, ReaddirIterator};
 use wasmtime_wasi_http::FieldMap;
 use wasmtime_wasi_http::WasiHttpView;
@@ -48,24 +52,33 @@ const FIELDS: usize = MAX_FIELDS_BYTES + (1 << 10);
 /// An outgoing request or response: its body's buffer (two chunks), a path
 /// of up to 64 KiB, its headers (moved in from a fields handle) and the rest.
 const MESSAGE: usize = 256 << 10;
-/// A request once sent: the connection (its read buffer, TLS, what is still
-/// to write), the same share as the request it replaced.
-const IN_FLIGHT: usize = MESSAGE;
-/// What a response brings, each part alive at once at worst: its head, its
-/// body, the body's stream (one frame of the read buffer), its trailers.
+/// An open connection, held by whichever of a request's future, response,
+/// body or trailers the guest keeps (wasmtime ends it when they go): the
+/// request body still to send (two chunks), hyper's write buffer (its limit
+/// and a chunk) and read buffer, TLS's buffers (~100 KiB), the socket.
+const CONNECTION: usize = 512 << 10;
+/// A response's head, or its trailers: hyper reads either into its buffer.
 const RESPONSE_PART: usize = READ_BUFFER;
-/// A file or body stream: wasmtime-wasi reads and writes files 64 KiB at a time.
+/// A file or body stream: wasmtime-wasi reads and writes files 64 KiB at a
+/// time, and a response body's stream holds one frame of the read buffer.
 const STREAM: usize = 64 << 10;
 /// Charged for an outgoing request or response when it is made: the most
-/// it and what can come of it hold at once (sent, it becomes a future of a
-/// response while its body's stream may still write, and the response, its
-/// body, the body's stream and its trailers may all be kept).
-const CHAIN: usize = IN_FLIGHT + STREAM + 4 * RESPONSE_PART;
+/// it and what can come of it hold at once. Sent, it becomes a connection,
+/// with a response's head, the headers handle read from it, the body's
+/// stream, the stream and body the request's body is still written
+/// through, and the small handles around them.
+const CHAIN: usize = CONNECTION + RESPONSE_PART + FIELDS + 2 * STREAM + BODY + 4 * SMALL;
+/// An outgoing body whose request is gone: its channel's ends.
+const BODY: usize = 2 << 10;
+/// Descriptors one instance may hold at once (each an open file of the
+/// host's, whose number the operating system bounds for the whole process).
+const MAX_DESCRIPTORS: usize = 256;
 /// Any other handle (a pollable, a descriptor, options): its slot and box.
 const SMALL: usize = 128;
 /// One directory entry besides its name: wasmtime keeps each as a `String`
-/// and a type inside a `Result`.
-const ENTRY: usize = 48;
+/// and a type inside a `Result`, in a `Vec` grown by doubling, each name
+/// allocated on its own.
+const ENTRY: usize = 96;
 
 /// The running charge of one instance.
 #[derive(Debug, Default)]
@@ -103,6 +116,12 @@ impl HostState {
         self.limits.memory.saturating_add(self.charges.held).saturating_add(bytes) <= self.limits.limit
     }
 
+    /// What may still be charged, after a count.
+    fn room(&mut self) -> usize {
+        self.recount();
+        self.limits.limit.saturating_sub(self.limits.memory.saturating_add(self.charges.held))
+    }
+
     /// Whether linear memory may grow to `desired` bytes beside what the
     /// handles hold (counted again first when the charge says no).
     pub(super) fn room_to_grow(&mut self, desired: usize) -> bool {
@@ -135,13 +154,26 @@ fn weight(entry: &(dyn Any + Send)) -> usize {
         FIELDS
     } else if entry.is::<HostOutgoingRequest>() || entry.is::<HostOutgoingResponse>() {
         MESSAGE
-    } else if entry.is::<HostFutureIncomingResponse>() {
-        IN_FLIGHT
-    } else if entry.is::<HostIncomingResponse>() || entry.is::<HostIncomingBody>() || entry.is::<HostFutureTrailers>() {
-        RESPONSE_PART
+    } else if let Some(future) = entry.downcast_ref::<HostFutureIncomingResponse>() {
+        match future {
+            HostFutureIncomingResponse::Consumed => SMALL,
+            _ => CONNECTION + RESPONSE_PART,
+        }
+    } else if let Some(response) = entry.downcast_ref::<HostIncomingResponse>() {
+        RESPONSE_PART + if response.body.is_some() { CONNECTION } else { 0 }
+    } else if entry.is::<HostIncomingBody>() {
+        CONNECTION
+    } else if let Some(trailers) = entry.downcast_ref::<HostFutureTrailers>() {
+        match trailers {
+            HostFutureTrailers::Waiting(_) => CONNECTION,
+            HostFutureTrailers::Done(_) => RESPONSE_PART,
+            HostFutureTrailers::Consumed => SMALL,
+        }
     } else if entry.is::<DynInputStream>() || entry.is::<DynOutputStream>() {
         STREAM
-    } else if entry.is::<ReaddirIterator>() || entry.is::<HostOutgoingBody>() {
+    } else if entry.is::<HostOutgoingBody>() {
+        BODY
+    } else if entry.is::<ReaddirIterator>() {
         0
     } else {
         SMALL
@@ -178,6 +210,20 @@ pub(super) fn charge_for_handles(linker: &mut Linker<HostState>) -> wasmtime::Re
         NewResponse::new(&mut store.data_mut().http(), headers).map(|r| (r,))
     })?;
     let mut fs = linker.instance(FILESYSTEM_TYPES)?;
+    fs.func_wrap_async(
+        "[method]descriptor.open-at",
+        |mut store: Store<'_>, (dir, follow, path, how, flags): (Resource<Descriptor>, PathFlags, String, OpenFlags, DescriptorFlags)| {
+            Box::new(async move {
+                let open = store.data_mut().table.iter_mut().filter(|e| e.is::<Descriptor>()).count();
+                if open >= MAX_DESCRIPTORS {
+                    let note = format!("{MAX_DESCRIPTORS} files are open, the most one instance may keep");
+                    store.data().note(note);
+                    return Ok((Err(FsErrorCode::InsufficientMemory),));
+                }
+                fs_result(HostDescriptor::open_at(&mut store.data_mut().filesystem(), dir, follow, path, how, flags).await)
+            })
+        },
+    )?;
     fs.func_wrap(
         "[method]descriptor.read-via-stream",
         |mut store: Store<'_>, (fd, at): (Resource<Descriptor>, u64)| {
@@ -204,8 +250,8 @@ pub(super) fn charge_for_handles(linker: &mut Linker<HostState>) -> wasmtime::Re
             };
             let mut bytes = SMALL;
             if let Some(dir) = listed {
-                let most = store.data().limits.limit;
-                bytes += tokio::task::spawn_blocking(move || listing_size(&dir, most)).await?;
+                let room = store.data_mut().room();
+                bytes += tokio::task::spawn_blocking(move || listing_size(&dir, room)).await?;
             }
             store.data_mut().charge(bytes)?;
             let listing = HostDescriptor::read_directory(&mut store.data_mut().filesystem(), fd).await;
@@ -235,6 +281,7 @@ fn fs_result<T>(result: FsResult<T>) -> wasmtime::Result<(Result<T, FsErrorCode>
 
 /// What wasmtime-wasi will keep for a listing of `dir`: each entry's name
 /// and its place. Stops counting past `most`, which will not fit anyway.
+/// (wasmtime-wasi lists with its own copy of cap-primitives' code.)
 /// An error here is left for the listing itself to meet and report.
 fn listing_size(dir: &Arc<std::fs::File>, most: usize) -> usize {
     let Ok(entries) = cap_primitives::fs::read_base_dir(dir) else { return 0 };
@@ -251,8 +298,7 @@ fn listing_size(dir: &Arc<std::fs::File>, most: usize) -> usize {
 // A request's parts, all kept at once, never hold more than it was
 // charged (checked as the crate builds).
 const _: () = {
-    assert!(STREAM <= RESPONSE_PART, "a response body's stream is one of its parts");
-    assert!(IN_FLIGHT + STREAM + 4 * RESPONSE_PART <= CHAIN, "sent, with all that came of it");
-    assert!(MESSAGE + STREAM <= CHAIN, "unsent, with its body's stream");
+    assert!(MESSAGE + STREAM + BODY <= CHAIN, "unsent, with its body and the body's stream");
+    assert!(CONNECTION >= 2 * BODY_CHUNK + 2 * READ_BUFFER + BODY_CHUNK + (100 << 10), "its buffers");
     assert!(MESSAGE >= 2 * BODY_CHUNK + (64 << 10) + FIELDS, "its body, path and headers");
 };

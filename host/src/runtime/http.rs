@@ -5,13 +5,16 @@
 //! loopback addresses unless a grant names them exactly, connects to the
 //! address it checked (no second lookup to rebind), and bounds every phase
 //! with a timeout. wasmtime's default sender resolves by itself, which is
-//! why this is written here.
+//! why this is written here. An instance holds at most [`MAX_CONNECTIONS`]
+//! at once; each lives only as long as the guest's handles on its response.
 
 use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
+
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use http_body_util::BodyExt;
 use hyper::body::{Body, Frame, SizeHint};
@@ -73,10 +76,18 @@ pub(super) const HTTP_TYPES: &str = "wasi:http/types@0.2.12";
 /// Denials seen during a call, so the error can name the missing grant.
 pub type Denials = Arc<Mutex<Vec<String>>>;
 
+/// Connections one instance may hold open at once (a socket each, and the
+/// buffers `handles.rs` charges for). A response kept unread keeps its
+/// connection, so past this a request waits for one to close, up to its
+/// connect timeout.
+pub const MAX_CONNECTIONS: usize = 16;
+
 pub struct HttpHooks {
     pub grants: Arc<Vec<HttpGrant>>,
     pub provider: String,
     pub denials: Denials,
+    /// [`MAX_CONNECTIONS`] permits: one held by each open connection.
+    pub connections: Arc<Semaphore>,
 }
 
 type Sent = Result<(http::Response<WasiBody>, Box<dyn Future<Output = Result<(), HttpError>> + Send>), HttpError>;
@@ -90,7 +101,8 @@ impl WasiHttpHooks for HttpHooks {
     ) -> Box<dyn Future<Output = Sent> + Send> {
         let grants = self.grants.clone();
         let deny = Denier { provider: self.provider.clone(), denials: self.denials.clone() };
-        Box::new(async move { send(request, options, &grants, &deny).await })
+        let connections = self.connections.clone();
+        Box::new(async move { send(request, options, &grants, &deny, connections).await })
     }
 
     /// What one write to a request's body may hand over: the body buffers
@@ -112,15 +124,24 @@ const MAX_DENIAL: usize = 512;
 
 impl Denier {
     fn deny(&self, what: String) -> HttpError {
-        // Logged and quoted in statuses: escaped as they are (`crate::text`).
-        let what = crate::text::escape_within(what, &[], MAX_DENIAL);
-        if let Ok(mut d) = self.denials.lock()
-            && d.len() < MAX_DENIALS
-        {
-            tracing::warn!("sandbox: {what}");
-            d.push(what);
-        }
+        self.note(what);
         HttpError::HttpRequestDenied
+    }
+
+    fn note(&self, what: String) {
+        note(&self.denials, what);
+    }
+}
+
+/// Keeps `what` for the call's error, and logs it.
+pub(super) fn note(denials: &Denials, what: String) {
+    // Logged and quoted in statuses: escaped as they are (`crate::text`).
+    let what = crate::text::escape_within(what, &[], MAX_DENIAL);
+    if let Ok(mut d) = denials.lock()
+        && d.len() < MAX_DENIALS
+    {
+        tracing::warn!("sandbox: {what}");
+        d.push(what);
     }
 }
 
@@ -129,6 +150,7 @@ async fn send(
     options: Option<RequestOptions>,
     grants: &[HttpGrant],
     deny: &Denier,
+    connections: Arc<Semaphore>,
 ) -> Sent {
     let uri = req.uri().clone();
     let scheme = uri.scheme_str().unwrap_or("https").to_ascii_lowercase();
@@ -147,6 +169,15 @@ async fn send(
     let connect_timeout = timeout(|o| o.connect_timeout);
     let first_byte_timeout = timeout(|o| o.first_byte_timeout);
     let between_bytes = timeout(|o| o.between_bytes_timeout);
+    let timeouts = Timeouts { connect: connect_timeout, first_byte: first_byte_timeout, between_bytes };
+
+    let Ok(Ok(permit)) = tokio::time::timeout(connect_timeout, connections.acquire_owned()).await else {
+        deny.note(format!(
+            "{target}: provider {} keeps {MAX_CONNECTIONS} connections open, the most one instance may (a response kept unread keeps its connection)",
+            deny.provider
+        ));
+        return Err(HttpError::ConnectionLimitReached);
+    };
 
     let addrs: Vec<SocketAddr> = tokio::time::timeout(connect_timeout, tokio::net::lookup_host((host.as_str(), port)))
         .await
@@ -170,7 +201,7 @@ async fn send(
         .build()
         .map_err(|_| HttpError::HttpRequestUriInvalid)?;
 
-    let response = if scheme == "https" {
+    if scheme == "https" {
         let name =
             rustls::pki_types::ServerName::try_from(host.clone()).map_err(|_| HttpError::HttpRequestUriInvalid)?;
         // The handshake is part of connecting: a server that accepts and
@@ -179,39 +210,62 @@ async fn send(
             .await
             .map_err(|_| HttpError::ConnectionTimeout)?
             .map_err(|_| HttpError::TlsCertificateError)?;
-        exchange(TokioIo::new(tls), req, connect_timeout, first_byte_timeout, between_bytes).await?
+        exchange(TokioIo::new(tls), req, timeouts, permit).await
     } else {
-        exchange(TokioIo::new(tcp), req, connect_timeout, first_byte_timeout, between_bytes).await?
-    };
-    Ok((response, Box::new(async { Ok(()) })))
+        exchange(TokioIo::new(tcp), req, timeouts, permit).await
+    }
 }
 
-/// HTTP/1.1 over an established stream; the connection is driven by its own task.
+#[derive(Clone, Copy)]
+struct Timeouts {
+    connect: Duration,
+    first_byte: Duration,
+    between_bytes: Duration,
+}
+
+/// HTTP/1.1 over an established stream. The connection is driven here
+/// until the response's head arrives, then handed back with `permit` as
+/// the work that goes on: wasmtime runs it for as long as the guest keeps
+/// the response, its body or its trailers, and ends it when they go.
 async fn exchange<S>(
     io: TokioIo<S>,
     req: http::Request<WasiBody>,
-    connect_timeout: Duration,
-    first_byte_timeout: Duration,
-    between_bytes: Duration,
-) -> Result<http::Response<WasiBody>, HttpError>
+    timeouts: Timeouts,
+    permit: OwnedSemaphorePermit,
+) -> Sent
 where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static,
 {
     let handshake = hyper::client::conn::http1::Builder::new().max_buf_size(super::handles::READ_BUFFER).handshake(io);
-    let (mut sender, conn) = tokio::time::timeout(connect_timeout, handshake)
+    let (mut sender, conn) = tokio::time::timeout(timeouts.connect, handshake)
         .await
         .map_err(|_| HttpError::ConnectionTimeout)?
         .map_err(HttpError::from)?;
-    tokio::spawn(async move {
-        if let Err(e) = conn.await {
-            tracing::debug!("outbound connection ended: {e}");
+    let mut conn = Some(Box::pin(conn));
+    let mut send = std::pin::pin!(tokio::time::timeout(timeouts.first_byte, sender.send_request(req)));
+    let sent = std::future::poll_fn(|cx| {
+        if let Poll::Ready(sent) = send.as_mut().poll(cx) {
+            return Poll::Ready(sent);
         }
-    });
-    let res = tokio::time::timeout(first_byte_timeout, sender.send_request(req))
-        .await
-        .map_err(|_| HttpError::ConnectionReadTimeout)?
-        .map_err(HttpError::from)?;
-    Ok(res.map(|body| Gaps::new(body.map_err(HttpError::from), between_bytes).boxed_unsync()))
+        let Some(Poll::Ready(ended)) = conn.as_mut().map(|c| c.as_mut().poll(cx)) else { return Poll::Pending };
+        conn = None;
+        match ended {
+            // Closed after answering: the answer is there to take.
+            Ok(()) => send.as_mut().poll(cx),
+            Err(e) => Poll::Ready(Ok(Err(e))),
+        }
+    })
+    .await;
+    let res = sent.map_err(|_| HttpError::ConnectionReadTimeout)?.map_err(HttpError::from)?;
+    let goes_on = async move {
+        let _permit = permit;
+        match conn {
+            Some(conn) => conn.await.map_err(HttpError::from),
+            None => Ok(()),
+        }
+    };
+    let res = res.map(|body| Gaps::new(body.map_err(HttpError::from), timeouts.between_bytes).boxed_unsync());
+    Ok((res, Box::new(goes_on)))
 }
 
 /// A response body that fails once the guest has waited `gap` for its next

@@ -17,7 +17,7 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 use super::bindings::latest::pulumi::provider::{context, logging, types};
 use super::handles::Charges;
 use super::held;
-use super::http::{Denials, HttpHooks};
+use super::http::{Denials, HttpHooks, MAX_CONNECTIONS};
 use super::logs::{LogQueue, LogSeverity};
 use super::monitor::ResourceMonitor;
 use super::sandbox::Sandbox;
@@ -153,8 +153,12 @@ impl HostState {
         let mut table = ResourceTable::new();
         table.set_max_capacity(MAX_RESOURCES);
         let denials = Denials::default();
-        let hooks =
-            HttpHooks { grants: sandbox.http.clone(), provider: sandbox.provider.clone(), denials: denials.clone() };
+        let hooks = HttpHooks {
+            grants: sandbox.http.clone(),
+            provider: sandbox.provider.clone(),
+            denials: denials.clone(),
+            connections: Arc::new(Semaphore::new(MAX_CONNECTIONS)),
+        };
         HostState {
             wasi,
             table,
@@ -175,6 +179,12 @@ impl HostState {
             engine_wait: EngineWait::default(),
             clock: CallClock { deadline: Instant::now(), ran_since: Instant::now() },
         }
+    }
+
+    /// Keeps a note for the call's error (and logs it): what the sandbox
+    /// refused, naming the provider.
+    pub(super) fn note(&self, what: String) {
+        super::http::note(&self.denials, format!("{what} (provider {})", self.hooks.provider));
     }
 
     /// How many host handles (resources) the guest holds.

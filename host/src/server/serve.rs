@@ -47,6 +47,7 @@ pub async fn serve<B: Backend>(provider: ProviderService<B>, options: ServeOptio
 
 async fn serve_provider<B: Backend>(provider: ProviderService<B>, options: ServeOptions) -> std::io::Result<()> {
     keep_freed_memory();
+    open_files_as_allowed();
     let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
     let port = listener.local_addr()?.port();
 
@@ -149,6 +150,17 @@ pub fn keep_freed_memory() {
     unsafe {
         libc::mallopt(libc::M_MMAP_THRESHOLD, 4 << 20);
         libc::mallopt(libc::M_TRIM_THRESHOLD, 32 << 20);
+    }
+}
+
+/// Raises this process's soft limit of open files to the hard one, as Go
+/// programs (the engine among them) do at start: each instance may keep up
+/// to 256 files and 16 connections, more than the usual soft limit of 1024
+/// across instances, and the host's own sockets and files need room beside.
+fn open_files_as_allowed() {
+    match rlimit::increase_nofile_limit(u64::MAX) {
+        Ok(limit) => tracing::debug!("open files limit: {limit}"),
+        Err(e) => tracing::debug!("open files limit left as it is: {e}"),
     }
 }
 

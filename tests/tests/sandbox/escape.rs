@@ -172,7 +172,7 @@ async fn the_guests_http_timeouts_are_applied() {
 
 /// A server on loopback that keeps every connection open: it answers the
 /// first read with `reply` (nothing when empty), then says no more.
-async fn stalling_server(reply: &'static [u8]) -> (u16, tokio::task::JoinHandle<()>) {
+pub(super) async fn stalling_server(reply: &'static [u8]) -> (u16, tokio::task::JoinHandle<()>) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();

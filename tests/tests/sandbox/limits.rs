@@ -163,3 +163,44 @@ async fn what_a_guest_keeps_in_the_host_counts_against_its_memory_limit() {
     let s = refused(&mut p, "pin", headers(16)).await;
     assert_status(&s, Code::ResourceExhausted, &["ran out of memory", "limit of 32 MiB"]);
 }
+
+/// Files and connections are the host process's, bounded for all its
+/// instances by the system: one instance may keep 256 files and 16
+/// connections open, and the host raises its soft limit of open files to
+/// the hard one (Linux's soft 1024 would not hold 16 instances' worth).
+#[tokio::test]
+async fn an_instance_keeps_a_bounded_number_of_files_and_connections() {
+    // A server that sends a head and part of a body, then holds the connection.
+    let (port, held) = super::escape::stalling_server(b"HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\nabc").await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("file.txt"), "x").unwrap();
+    let grants = format!(
+        "dirs = [{{ host = \"{}\", guest = \"/data\", read-only = true }}]\nhttp-private = [\"http://127.0.0.1:{port}\"]",
+        dir.path().display(),
+    );
+    // Started under a soft limit of 1024 files, as from a shell.
+    const NOFILE: rlimit::Resource = rlimit::Resource::NOFILE;
+    let (soft, hard) = NOFILE.get().unwrap();
+    NOFILE.set(hard.min(1024), hard).unwrap();
+    let launched = hostile_with(&policy(30, None, &grants)).await;
+    NOFILE.set(soft, hard).unwrap();
+    let (_engine, mut p) = launched;
+    let limits = std::fs::read_to_string(format!("/proc/{}/limits", p.pid().unwrap())).unwrap();
+    let line = limits.lines().find(|l| l.starts_with("Max open files")).unwrap().to_owned();
+    let [soft_now, hard_now] = [3, 4].map(|i| line.split_whitespace().nth(i).unwrap().to_owned());
+    assert_eq!((soft_now.as_str(), hard_now), (hard.to_string().as_str(), hard.to_string()), "{line}");
+
+    let files = |count: u32| json!({ "kind": "files", "count": count });
+    assert_eq!(contained(&mut p, "pin", files(200)).await.unwrap()["kept"], json!(200.0));
+    let s = refused(&mut p, "pin", files(300)).await;
+    assert!(s.message().contains("256 files are open, the most one instance may keep"), "{s:?}");
+
+    let responses = |count: u32, keep: bool| json!({ "kind": "responses", "count": count, "keep": keep, "authority": format!("127.0.0.1:{port}") });
+    // Dropped as they come, each response ends its connection.
+    assert_eq!(contained(&mut p, "pin", responses(40, false)).await.unwrap()["kept"], json!(40.0));
+    // Kept unread, each keeps one: a 17th waits its connect timeout (0.5 s) and fails.
+    let s = refused(&mut p, "pin", responses(17, true)).await;
+    assert!(s.message().contains("ConnectionLimitReached"), "{s:?}");
+    assert!(s.message().contains("keeps 16 connections open, the most one instance may"), "{s:?}");
+    held.abort();
+}

@@ -21,6 +21,7 @@
 //! | `leakHandles` | `count` | keeps `count` more host handles (clock pollables) past the call; returns how many this instance keeps (`kept`) |
 //! | `setAuthority` | `length`, `method` | sets an outgoing request's authority to `length` bytes (and its method to `method`, if given), sending nothing; returns `authority` and `method`: whether each was taken |
 //! | `setHeader` | `length` | puts a header of `length` bytes into a fields handle; returns `header`: whether it was taken (past the host's bound, wasmtime traps) |
+//! | `pin` | `kind`, `count`, `grow`, `authority`, `keep` | makes `count` handles of `kind` that hold memory or files in the host and keeps them past the call (`bodies`, `fields`, `streams`, `listings`, `files`, `responses`: see [`pin`]), then grows linear memory by `grow` bytes; returns `kept` and what one body `buffered` |
 //! | `say` | `text`, `fail` | logs `text`, then fails with it (with `fail`) or answers with a check failure whose property and reason are `text` |
 //! | `ok` | `sleepMs` | a normal quick call: `{"ok": true}` |
 //!
@@ -160,19 +161,24 @@ fn set_header(_: usize) -> bool {
     false
 }
 
-/// Makes `count` handles of `kind` that hold memory in the host and keeps
-/// them past the call: unsent requests with full bodies (no grant needed),
-/// fields of 30 KiB, streams of a file, listings of a directory (the first
-/// granted one), then grows linear memory by `grow` bytes. Says how many
-/// were made and what one body took.
+/// Makes `count` handles of `kind` that hold memory or files in the host
+/// and keeps them past the call: unsent requests with full bodies (no grant
+/// needed), fields of 30 KiB, streams of a file, listings of a directory,
+/// open files (the first granted directory's `file.txt`), responses of
+/// `authority` left unread (or dropped as they come, unless `keep`); then
+/// grows linear memory by `grow` bytes. Says how many were made and what
+/// one body took.
 #[cfg(all(target_os = "wasi", target_env = "p2"))]
-fn pin(kind: &str, count: usize, grow: usize) -> Result<(usize, u64)> {
+fn pin(args: &PropertyMap) -> Result<(usize, u64)> {
     use wasip2::filesystem::types::{DescriptorFlags, OpenFlags, PathFlags};
-    use wasip2::http::types::{Fields, OutgoingRequest};
+    use wasip2::http::types::{Fields, OutgoingRequest, RequestOptions, Scheme};
+    let kind = arg_str(args, "kind")?;
+    let count = arg_num(args, "count", 1.0) as usize;
+    let grow = arg_num(args, "grow", 0.0) as usize;
     let dir = wasip2::filesystem::preopens::get_directories().into_iter().next().map(|(d, _)| d);
     let dir = || dir.as_ref().ok_or_else(|| Error::invalid("no directory granted"));
     let file = match kind {
-        "streams" => Some(
+        "streams" | "files" => Some(
             dir()?
                 .open_at(PathFlags::empty(), "file.txt", OpenFlags::empty(), DescriptorFlags::READ)
                 .map_err(|e| Error::Failed(format!("open file.txt: {e:?}")))?,
@@ -204,6 +210,28 @@ fn pin(kind: &str, count: usize, grow: usize) -> Result<(usize, u64)> {
                 let _ = stream.read(1);
                 std::mem::forget(stream);
             }
+            "files" => {
+                let opened = dir()?
+                    .open_at(PathFlags::empty(), "file.txt", OpenFlags::empty(), DescriptorFlags::READ)
+                    .map_err(|e| Error::Failed(format!("open file.txt: {e:?}")))?;
+                std::mem::forget(opened);
+            }
+            "responses" => {
+                let request = OutgoingRequest::new(Fields::new());
+                let _ = request.set_scheme(Some(&Scheme::Http));
+                let _ = request.set_authority(Some(arg_str(args, "authority")?));
+                let _ = request.set_path_with_query(Some("/hello"));
+                let options = RequestOptions::new();
+                let _ = options.set_connect_timeout(Some(500_000_000));
+                let sent = wasip2::http::outgoing_handler::handle(request, Some(options))
+                    .map_err(|e| Error::Failed(format!("send: {e:?}")))?;
+                sent.subscribe().block();
+                let response = sent.get().expect("ready").expect("taken once");
+                let response = response.map_err(|e| Error::Failed(format!("response: {e:?}")))?;
+                if args.get("keep").and_then(Value::as_bool).unwrap_or(true) {
+                    std::mem::forget(response);
+                }
+            }
             "listings" => {
                 let listing = dir()?.read_directory().map_err(|e| Error::Failed(format!("list: {e:?}")))?;
                 std::mem::forget(listing);
@@ -216,7 +244,7 @@ fn pin(kind: &str, count: usize, grow: usize) -> Result<(usize, u64)> {
 }
 
 #[cfg(not(all(target_os = "wasi", target_env = "p2")))]
-fn pin(_: &str, _: usize, _: usize) -> Result<(usize, u64)> {
+fn pin(_: &PropertyMap) -> Result<(usize, u64)> {
     Err(Error::Unimplemented("handles are pinned only in a component".into()))
 }
 
@@ -336,8 +364,7 @@ impl Provider for Hostile {
             }
             "setHeader" => out(props! { "header" => set_header(arg_num(args, "length", 16.0) as usize) }),
             "pin" => {
-                let (kind, count) = (arg_str(args, "kind")?, arg_num(args, "count", 1.0) as usize);
-                let (kept, buffered) = pin(kind, count, arg_num(args, "grow", 0.0) as usize)?;
+                let (kept, buffered) = pin(args)?;
                 out(props! { "kept" => kept as f64, "buffered" => buffered as f64 })
             }
             "leakHandles" => out(props! { "kept" => leak_handles(arg_num(args, "count", 0.0) as usize) as f64 }),
