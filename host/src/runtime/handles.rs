@@ -21,8 +21,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use wasmtime::StoreContextMut;
-use wasmtime::component::{Linker, Resource};
-use wasmtime_wasi::filesystem::{Descriptor, WasiFilesystemView};
+use wasmtime::component::{Linker, LinkerInstance, Resource};
+use wasmtime_wasi::filesystem::{Descriptor, WasiFilesystemCtxView, WasiFilesystemView};
 use wasmtime_wasi::p2::bindings::filesystem::types::{
     DescriptorFlags, ErrorCode as FsErrorCode, HostDescriptor, OpenFlags, PathFlags,
 };
@@ -224,20 +224,8 @@ pub(super) fn charge_for_handles(linker: &mut Linker<HostState>) -> wasmtime::Re
             })
         },
     )?;
-    fs.func_wrap(
-        "[method]descriptor.read-via-stream",
-        |mut store: Store<'_>, (fd, at): (Resource<Descriptor>, u64)| {
-            store.data_mut().charge(STREAM)?;
-            fs_result(HostDescriptor::read_via_stream(&mut store.data_mut().filesystem(), fd, at))
-        },
-    )?;
-    fs.func_wrap(
-        "[method]descriptor.write-via-stream",
-        |mut store: Store<'_>, (fd, at): (Resource<Descriptor>, u64)| {
-            store.data_mut().charge(STREAM)?;
-            fs_result(HostDescriptor::write_via_stream(&mut store.data_mut().filesystem(), fd, at))
-        },
-    )?;
+    stream_at(&mut fs, "[method]descriptor.read-via-stream", |fs, fd, at| fs.read_via_stream(fd, at))?;
+    stream_at(&mut fs, "[method]descriptor.write-via-stream", |fs, fd, at| fs.write_via_stream(fd, at))?;
     fs.func_wrap("[method]descriptor.append-via-stream", |mut store: Store<'_>, (fd,): (Resource<Descriptor>,)| {
         store.data_mut().charge(STREAM)?;
         fs_result(HostDescriptor::append_via_stream(&mut store.data_mut().filesystem(), fd))
@@ -270,6 +258,18 @@ pub(super) fn charge_for_handles(linker: &mut Linker<HostState>) -> wasmtime::Re
 const FILESYSTEM_TYPES: &str = "wasi:filesystem/types@0.2.12";
 
 type Store<'a> = StoreContextMut<'a, HostState>;
+
+/// A file stream's constructor that starts at an offset, charged for.
+fn stream_at<S: Send + 'static>(
+    fs: &mut LinkerInstance<'_, HostState>,
+    name: &str,
+    make: fn(&mut WasiFilesystemCtxView<'_>, Resource<Descriptor>, u64) -> FsResult<Resource<S>>,
+) -> wasmtime::Result<()> {
+    fs.func_wrap(name, move |mut store: Store<'_>, (fd, at): (Resource<Descriptor>, u64)| {
+        store.data_mut().charge(STREAM)?;
+        fs_result(make(&mut store.data_mut().filesystem(), fd, at))
+    })
+}
 
 /// A filesystem call's result as the guest gets it: its error code, or a trap.
 fn fs_result<T>(result: FsResult<T>) -> wasmtime::Result<(Result<T, FsErrorCode>,)> {
