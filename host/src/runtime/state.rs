@@ -28,8 +28,8 @@ const STDERR_CAPACITY: usize = 64 * 1024;
 const MAX_RESOURCES: usize = 10_000;
 /// Bytes one wasi:http fields handle may hold (its in-memory size, a little
 /// over the headers' own): enough for a long token or cookie. wasmtime's
-/// default, 128 KiB, would let the handles above keep 1.25 GiB in the host,
-/// outside the instance's memory limit.
+/// default, 128 KiB, would make each handle's charge against the memory
+/// limit (`handles.rs`) four times as large.
 pub(super) const MAX_FIELDS_BYTES: usize = 32 << 10;
 /// Table elements per instance (function tables of the guest).
 const MAX_TABLE_ELEMENTS: usize = 1_000_000;
