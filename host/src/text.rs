@@ -38,7 +38,7 @@ pub const MAX_MESSAGE: usize = 64 << 10;
 /// Khmer's inherent vowels); or a code point Unicode keeps invisible for
 /// the future (unassigned, so a terminal draws nothing). The zero-width
 /// joiner and non-joiner and the variation selectors depend on what they
-/// follow: see [`judged`].
+/// follow (`judged`).
 pub fn hidden(c: char) -> bool {
     if c.is_ascii() {
         return c.is_ascii_control();
@@ -150,7 +150,7 @@ impl<W: std::io::Write> std::io::Write for Unmarked<W> {
     }
 }
 
-/// `text` with its hidden characters ([`judged`]) but those in `keep` escaped as
+/// `text` with its hidden characters (`judged`) but those in `keep` escaped as
 /// Rust writes them (`\u{1b}`, `\r`, `\u{202e}`), so what was there stays
 /// readable, and the colour markup broken up. Borrowed when there is
 /// nothing to change.
@@ -191,7 +191,7 @@ pub fn escape_within(text: String, keep: &[char], max: usize) -> String {
 }
 
 /// A stranger's short text (a registry's error message, an annotation)
-/// for one line of a message: its hidden characters ([`judged`]) blanked, the
+/// for one line of a message: its hidden characters (`judged`) blanked, the
 /// colour markup broken up, cut after `max` characters.
 pub fn printable(text: &str, max: usize) -> String {
     let mut shown = String::new();

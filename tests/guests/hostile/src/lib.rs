@@ -21,7 +21,7 @@
 //! | `leakHandles` | `count` | keeps `count` more host handles (clock pollables) past the call; returns how many this instance keeps (`kept`) |
 //! | `setAuthority` | `length`, `method` | sets an outgoing request's authority to `length` bytes (and its method to `method`, if given), sending nothing; returns `authority` and `method`: whether each was taken |
 //! | `setHeader` | `length` | puts a header of `length` bytes into a fields handle; returns `header`: whether it was taken (past the host's bound, wasmtime traps) |
-//! | `pin` | `kind`, `count`, `grow`, `authority`, `keep` | makes `count` handles of `kind` that hold memory or files in the host and keeps them past the call (`bodies`, `fields`, `streams`, `listings`, `files`, `responses`: see [`pin`]), then grows linear memory by `grow` bytes; returns `kept` and what one body `buffered` |
+//! | `pin` | `kind`, `count`, `grow`, `authority`, `keep` | makes `count` handles of `kind` that hold memory or files in the host and keeps them past the call (`bodies`, `fields`, `streams`, `listings`, `files`, `responses`: see `pin`), then grows linear memory by `grow` bytes; returns `kept` and what one body `buffered` |
 //! | `say` | `text`, `fail` | logs `text`, then fails with it (with `fail`) or answers with a check failure whose property and reason are `text` |
 //! | `ok` | `sleepMs` | a normal quick call: `{"ok": true}` |
 //!
