@@ -123,7 +123,6 @@ impl Pool {
             Some(i) => i,
             None => Box::pin(self.instantiate(&self.sandbox())).await?,
         };
-        inst.store.data_mut().reset_call();
         self.arm_deadline(&mut inst.store, timeout);
         // A monitor call's permit is given back while it waits on the engine.
         let permit = if uses_monitor {
@@ -245,11 +244,9 @@ impl Pool {
     /// past [`RECYCLE_ABOVE`] or it keeps more than [`RECYCLE_ABOVE_HANDLES`]
     /// host handles: dropping it gives that memory and those handles back.
     fn release(&self, mut inst: Instance) {
-        // Its permit goes back, and its waits do not carry over to the next call.
-        inst.store.data().engine_wait.reset();
-        // A partial state reported (up to what one call may copy out) is
-        // read only when the call fails: an idle instance need not keep it.
-        inst.store.data_mut().partial = None;
+        // Its permit goes back, and nothing of this call stays with an idle
+        // instance or carries over to its next call.
+        inst.store.data_mut().reset_call();
         if inst.store.data().limits.memory > RECYCLE_ABOVE {
             tracing::debug!("recycling an instance that grew to {} MiB", inst.store.data().limits.memory >> 20);
             return;

@@ -201,7 +201,9 @@ impl HostState {
         crate::text::escape(text.trim(), &[]).into_owned()
     }
 
-    /// Forgets the previous call's partial state, denials and monitor.
+    /// Forgets the call's partial state, denials, monitor and waits on the
+    /// engine (giving back the permit they keep), as the instance goes back
+    /// to the pool: the next call starts clean.
     pub(super) fn reset_call(&mut self) {
         self.partial = None;
         self.monitor = None;
