@@ -72,19 +72,20 @@ fn variation_selector(c: char) -> bool {
 /// or its selector. Runs of either, or one that follows nothing, draw
 /// nothing and can carry a byte each.
 fn judged(text: &str) -> impl Iterator<Item = (usize, char, bool)> + '_ {
+    // What the last character was, for the next selector or joiner: a
+    // joiner leaves them nothing to follow, as a hidden character does.
     #[derive(PartialEq)]
     enum After {
         Nothing,
         Shown,
         Selector,
-        Joiner,
     }
     let mut after = After::Nothing;
     text.char_indices().map(move |(at, c)| {
         let (hide, next) = if variation_selector(c) {
             (after != After::Shown, After::Selector)
         } else if joiner(c) {
-            (!matches!(after, After::Shown | After::Selector), After::Joiner)
+            (after == After::Nothing, After::Nothing)
         } else {
             (hidden(c), After::Shown)
         };
