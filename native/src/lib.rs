@@ -135,8 +135,10 @@ impl<P: Provider> NativeBackend<P> {
         if setup.is_some() {
             self.setup.room().map_err(CallError::NotStarted)?;
         }
-        let calls = self.setup.snapshot();
         let mut slot = self.take();
+        // As the wasm pool does: the lock only when this value is behind.
+        let applied = slot.as_ref().map_or(0, |inst| inst.applied);
+        let calls = (applied < self.setup.len()).then(|| self.setup.snapshot());
         let outcome = self.logging(|| {
             catch_unwind(AssertUnwindSafe(|| {
                 let inst =
@@ -145,6 +147,7 @@ impl<P: Provider> NativeBackend<P> {
                     inst.cancelled = true;
                     inst.provider.cancel();
                 }
+                let calls = calls.as_deref().map_or(&[][..], Vec::as_slice);
                 while inst.applied < calls.len() {
                     replay(&mut inst.provider, &calls[inst.applied])?;
                     inst.applied += 1;

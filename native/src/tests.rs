@@ -57,6 +57,16 @@ async fn configure_is_replayed_into_every_provider_value() {
     assert_eq!(config_seen_on_a_new_thread(&b).await, Value::Object(props! { "region" => "eu" }));
     b.configure(None, configure(props! { "region" => "us" })).await.unwrap();
     assert_eq!(config_seen_on_a_new_thread(&b).await, Value::Object(props! { "region" => "us" }));
+    // A value that is behind catches up: configured on another thread, seen on this one.
+    let other = b.clone();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        rt.block_on(other.configure(None, configure(props! { "region" => "ap" }))).unwrap();
+    })
+    .join()
+    .unwrap();
+    let here = b.invoke(None, invoke("echo:index:config")).await.unwrap();
+    assert_eq!(map(here.outputs).unwrap()["config"], Value::Object(props! { "region" => "ap" }));
 }
 
 #[tokio::test]
