@@ -112,6 +112,14 @@ pub fn unfit_name(text: &str) -> bool {
     acted_on(text, &[])
 }
 
+/// Whether a name would show as nothing: empty, or only spaces (any of
+/// Unicode's, and the Braille blank, which is a letter but draws no dot),
+/// joiners, selectors and hidden characters. Two resources named "  " and
+/// "\u{3000}" would be two rows the user cannot tell apart or point at.
+pub fn blank(text: &str) -> bool {
+    text.chars().all(|c| c.is_whitespace() || c == '\u{2800}' || hidden(c) || joiner(c) || variation_selector(c))
+}
+
 /// Whether the byte at `at` is the brace of an opening (`<{%`) or closing
 /// (`%}>`) of the markup. All ASCII, so bytes serve for text too: none of
 /// them occurs inside a multi-byte UTF-8 character.
@@ -257,6 +265,18 @@ mod tests {
         assert_eq!(escape("a\u{200d}\u{fe0f}\u{200d}", &[]), "a\u{200d}\\u{fe0f}\\u{200d}");
         assert_eq!(printable(smuggled, 10), "a\u{fe0f}  ");
         assert!(unfit_name(smuggled) && unfit_name("\u{3164}") && unfit_name("web\u{3164}"));
+    }
+
+    #[test]
+    fn a_name_of_spaces_is_blank() {
+        for text in ["", " ", "\u{3000}", "\u{2800}\u{2800}", "\u{a0}\u{200d}", " \u{fe0f}", "\t\u{3164}"] {
+            assert!(blank(text), "{text:?}");
+        }
+        for text in ["a", " a ", "\u{2800}.", "❤\u{fe0f}", "日"] {
+            assert!(!blank(text), "{text:?}");
+        }
+        // Spaces alone act on nothing: they are refused as names only for being blank.
+        assert!(!unfit_name("\u{3000} \u{2800}"));
     }
 
     #[test]

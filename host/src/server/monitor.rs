@@ -228,9 +228,13 @@ fn alias(a: m::Alias) -> pb::Alias {
 /// its URN and a row of the engine's display on the user's terminal:
 /// neither may hold what a terminal or the Pulumi CLI would act on
 /// ([`crate::text`]), which is refused before the engine hears of the
-/// resource.
+/// resource. Nor may either be blank ([`crate::text::blank`]).
 fn displayable(type_: &str, name: &str) -> Result<(), types::Error> {
     for (what, text) in [("type", type_), ("name", name)] {
+        if crate::text::blank(text) {
+            let shown = crate::text::escape_within(text.escape_unicode().to_string(), &[], 200);
+            return Err(types::Error::InvalidArgument(format!("the resource's {what} \"{shown}\" is blank")));
+        }
         if crate::text::unfit_name(text) {
             let shown = crate::text::escape_within(text.to_owned(), &[], 200);
             return Err(types::Error::InvalidArgument(format!(
@@ -439,7 +443,10 @@ mod tests {
         for (name, type_, shown) in [
             ("n\x1b]8;;https://evil.example\x07", "t:index:T", "name \"n\\u{1b}]8;;"),
             ("n", "t:index:\u{202e}T", "type \"t:index:\\u{202e}T\""),
-            ("\u{3164}", "t:index:T", "name \"\\u{3164}\""),
+            ("\u{3164}", "t:index:T", "name \"\\u{3164}\" is blank"),
+            ("\u{3000} \u{2800}", "t:index:T", "name \"\\u{3000}\\u{20}\\u{2800}\" is blank"),
+            ("", "t:index:T", "name \"\" is blank"),
+            ("n", " ", "type \"\\u{20}\" is blank"),
             ("n<{%foo%}>", "t:index:T", "name \"n<\\{%foo%\\}>\""),
         ] {
             let mut bad = request.clone();
