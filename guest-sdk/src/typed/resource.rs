@@ -5,7 +5,7 @@ use std::any::Any;
 
 use super::adapt::only;
 use super::decode::{Decoded, decode};
-use super::types::{Object, Property, PulumiType, normalize};
+use super::types::{Object, PulumiType, normalize};
 use crate::diff::Differ;
 use crate::log::{self, ResourceLog};
 use crate::provider::{CheckFailure, CheckRequest, CheckResponse, DiffRequest, DiffResponse, Error, Result};
@@ -193,18 +193,15 @@ pub fn check_inputs<R: Resource + ?Sized>(resource: &R, mut news: PropertyMap) -
 /// The default Diff: old inputs against new ones (the old state's input
 /// properties when the engine has no old inputs); a change to a
 /// `replace_on_changes` field replaces the resource, any other is an update.
+///
+/// The old inputs are read as this version of the provider reads inputs:
+/// only the properties it declares, with its defaults. They were checked by
+/// the version that created the resource, so a property a newer version
+/// added with a default, or dropped, is no change to the resource.
 pub fn diff_inputs<R: Resource + ?Sized>(req: &DiffRequest) -> DiffResponse {
-    diff_with(req, R::Inputs::properties())
-}
-
-fn diff_with(req: &DiffRequest, props: &[Property]) -> DiffResponse {
-    let derived;
-    let olds = if req.old_inputs.is_empty() {
-        derived = only(&req.olds, props);
-        &derived
-    } else {
-        &req.old_inputs
-    };
+    let props = R::Inputs::properties();
+    let mut olds = only(if req.old_inputs.is_empty() { &req.olds } else { &req.old_inputs }, props);
+    normalize::<R::Inputs>(&mut olds);
     let replace: Vec<&str> = props.iter().filter(|p| p.replace_on_changes).map(|p| p.name).collect();
-    Differ::new().replace_on_changes(&replace).ignore(&req.ignore_changes).diff(olds, &req.news)
+    Differ::new().replace_on_changes(&replace).ignore(&req.ignore_changes).diff(&olds, &req.news)
 }

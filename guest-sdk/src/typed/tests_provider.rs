@@ -264,6 +264,20 @@ fn diff_replaces_on_replace_on_changes_fields_only() {
 }
 
 #[test]
+fn a_newer_version_s_defaults_and_dropped_properties_are_no_change() {
+    let mut p = Typed::<Pkg>::default();
+    // Inputs an older version checked: without `size` (added since, with a
+    // default) and with `legacy` (dropped since).
+    let stored = props! { "name" => "a", "legacy" => true };
+    let news = check(&mut p, THING, props! { "name" => "a" }).inputs;
+    assert_eq!(diff(&mut p, stored.clone(), news).changes, DiffChanges::None);
+    // A value other than the default is still a change.
+    let news = check(&mut p, THING, props! { "name" => "a", "size" => 3 }).inputs;
+    let d = diff(&mut p, stored, news);
+    assert_eq!((d.changes, d.replaces.len()), (DiffChanges::Some, 0));
+}
+
+#[test]
 fn previews_show_unknown_outputs_or_what_the_resource_knows() {
     let mut p = Typed::<Pkg>::default();
     let inputs = check(&mut p, THING, props! { "name" => unknown(), "size" => 2 }).inputs;
