@@ -86,6 +86,21 @@ fn encode_pairs<S: Object, I>(state: &S, inputs: &Decoded<I>) -> Fields {
     out
 }
 
+/// A failed create or update: the state an `InitFailed` records keeps
+/// secret whatever was secret in the inputs, as a successful one's does.
+fn sealed<I>(error: Error, decoded: &Decoded<I>) -> Error {
+    match error {
+        Error::InitFailed { id, mut properties, mut inputs, reasons } => {
+            decoded.protect(&mut properties);
+            if let Some(inputs) = &mut inputs {
+                decoded.protect(inputs);
+            }
+            Error::InitFailed { id, properties, inputs, reasons }
+        }
+        other => other,
+    }
+}
+
 /// [`encode_pairs`] as a map, for the responses that are built as maps.
 fn encode<S: Object, I>(state: &S, inputs: &Decoded<I>) -> PropertyMap {
     encode_pairs(state, inputs).into_map()
@@ -125,7 +140,7 @@ fn preview<R: Resource>(
 fn create<R: Resource, S: Source + ?Sized>(r: &R, ctx: &Context, properties: &S) -> Result<Created> {
     let (inputs, decoded) = typed_inputs::<R::Inputs>(properties)?;
     validated(r, &inputs)?;
-    let (id, state) = Resource::create(r, ctx, inputs)?;
+    let (id, state) = Resource::create(r, ctx, inputs).map_err(|e| sealed(e, &decoded))?;
     let properties = Outputs::Fields(encode_pairs(&state, &decoded));
     Ok(Created { id, properties, refresh_before_update: false })
 }
@@ -146,7 +161,9 @@ fn update<R: Resource, S: Source + ?Sized>(
     } else {
         let (news, decoded) = typed_inputs::<R::Inputs>(news)?;
         validated(r, &news)?;
-        let mut out = encode_pairs(&Resource::update(r, ctx, &req.id, olds, news)?, &decoded);
+        let updated =
+            Resource::update(r, ctx, &req.id, olds, news).map_err(|e| sealed(sealed(e, &decoded), &old_decoded));
+        let mut out = encode_pairs(&updated?, &decoded);
         old_decoded.protect_fields(&mut out);
         Outputs::Fields(out)
     };

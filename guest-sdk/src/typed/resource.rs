@@ -158,6 +158,14 @@ pub trait Resource: 'static {
     }
 }
 
+/// The error for a resource that was created (it has `id`) but could not be
+/// finished: the engine records `state` as its state, so it is not leaked,
+/// and the next update or refresh can carry on. Whatever was secret in the
+/// inputs stays secret in it, as in a successful create's state.
+pub fn init_failed<S: Object>(id: impl Into<String>, state: &S, reason: impl Into<String>) -> Error {
+    Error::InitFailed { id: id.into(), properties: state.to_map(), inputs: None, reasons: vec![reason.into()] }
+}
+
 /// A function (invoke) with typed arguments and result. If any argument is
 /// secret, the whole result is.
 pub trait Function: 'static {

@@ -90,6 +90,9 @@ impl Resource for Notes {
     type State = Note;
 
     fn create(&self, _ctx: &Context, note: Note) -> Result<(String, Note)> {
+        if note.text == "half" {
+            return Err(init_failed("note", &note, "half done"));
+        }
         Ok(("note".into(), note))
     }
 
@@ -261,6 +264,17 @@ fn diff_replaces_on_replace_on_changes_fields_only() {
     let mut renamed = old.clone();
     renamed.insert("name".into(), "b".into());
     assert_eq!(diff(&mut p, old, renamed).replaces, ["name"]);
+}
+
+#[test]
+fn a_create_that_fails_half_way_keeps_secret_inputs_secret_in_its_state() {
+    let mut p = Typed::<Pkg>::default();
+    let inputs = check(&mut p, NOTE, props! { "text" => Value::secret("half") }).inputs;
+    let Err(Error::InitFailed { id, properties, reasons, .. }) = create(&mut p, NOTE, inputs, false) else {
+        panic!("a half-done create is InitFailed")
+    };
+    assert_eq!((id.as_str(), reasons), ("note", vec!["half done".to_owned()]));
+    assert_eq!(properties, props! { "text" => Value::secret("half") });
 }
 
 #[test]
