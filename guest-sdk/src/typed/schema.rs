@@ -15,11 +15,13 @@ pub type Json = serde_json::Value;
 pub struct Types {
     package: String,
     defs: BTreeMap<String, Json>,
+    /// Which type each token was defined for.
+    owners: BTreeMap<String, String>,
 }
 
 impl Types {
     pub fn new(package: &str) -> Self {
-        Types { package: package.to_owned(), defs: BTreeMap::new() }
+        Types { package: package.to_owned(), defs: BTreeMap::new(), owners: BTreeMap::new() }
     }
 
     /// The token of a named type: its own, or `<package>:index:<name>`.
@@ -28,11 +30,24 @@ impl Types {
     }
 
     /// Defines a type once (recursive types see their own reference) and refers to it.
-    fn define(&mut self, token: String, build: impl FnOnce(&mut Types) -> Json) -> Json {
-        if !self.defs.contains_key(&token) {
-            self.defs.insert(token.clone(), Json::Null);
-            let spec = build(self);
-            self.defs.insert(token.clone(), spec);
+    ///
+    /// Panics when two types claim one token (two `Rule` structs in two
+    /// modules are both `<package>:index:Rule` by default): the schema
+    /// would describe one of them, and SDKs generated from it would send
+    /// the wrong shape for the other. Registering a resource twice panics
+    /// for the same reason; `#[pulumi(token = "...")]` tells them apart.
+    fn define(&mut self, token: String, owner: String, build: impl FnOnce(&mut Types) -> Json) -> Json {
+        match self.owners.get(&token) {
+            None => {
+                self.owners.insert(token.clone(), owner);
+                self.defs.insert(token.clone(), Json::Null);
+                let spec = build(self);
+                self.defs.insert(token.clone(), spec);
+            }
+            Some(first) if *first == owner => {}
+            Some(first) => panic!(
+                "two types claim the schema token {token}: {first} and {owner}; give one `#[pulumi(token = \"...\")]`"
+            ),
         }
         json!({ "$ref": format!("#/types/{token}") })
     }
@@ -40,7 +55,7 @@ impl Types {
     /// A reference to the object type `T`, defined on first use.
     pub fn object<T: Object>(&mut self) -> Json {
         let token = self.token(T::TOKEN, T::NAME);
-        self.define(token, |types| {
+        self.define(token, std::any::type_name::<T>().to_owned(), |types| {
             let props = T::properties();
             let mut spec = object_spec(props, types, false, |p| p.required_input());
             spec.insert("type".into(), json!("object"));
@@ -52,7 +67,9 @@ impl Types {
     /// A reference to a string enum, defined on first use. `values`: (value, description).
     pub fn enumeration(&mut self, name: &str, token: Option<&str>, description: &str, values: &[(&str, &str)]) -> Json {
         let token = self.token(token, name);
-        self.define(token, |_| {
+        // An enum is told by its values: two with the same ones are one type on the wire.
+        let owner = format!("the enum {name} of {:?}", values.iter().map(|(v, _)| v).collect::<Vec<_>>());
+        self.define(token, owner, |_| {
             let values: Vec<Json> = values
                 .iter()
                 .map(|(value, doc)| {

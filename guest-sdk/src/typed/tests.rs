@@ -81,6 +81,33 @@ fn derived_properties_follow_the_attributes() {
     assert_eq!(BucketArgs::DESCRIPTION, "A bucket.\n\nHolds things.");
 }
 
+/// Another `Item`, as another module of a provider may declare one.
+mod elsewhere {
+    use super::*;
+
+    #[derive(PulumiType)]
+    pub struct Item {
+        pub label: String,
+    }
+
+    /// The same name, told apart by its token.
+    #[derive(PulumiType)]
+    #[pulumi(token = "test:other:Item")]
+    pub struct Named {
+        pub label: String,
+    }
+}
+
+#[test]
+#[should_panic(expected = "two types claim the schema token test:index:Item")]
+fn two_types_may_not_claim_one_token() {
+    let mut types = Types::new("test");
+    types.object::<Item>();
+    types.object::<Item>();
+    types.object::<elsewhere::Named>();
+    types.object::<elsewhere::Item>();
+}
+
 #[test]
 fn schema_of_a_resource_with_named_types() {
     let mut types = Types::new("test");
