@@ -82,3 +82,13 @@ pub fn polyglot_component(name: &str) -> PathBuf {
 pub fn cache_dir() -> PathBuf {
     target_dir().join("test-artifact-cache")
 }
+
+/// The `ErrorResourceInitFailed` detail of a status, as the engine decodes
+/// it: what it records of a resource that was made but not finished.
+pub fn init_failed(status: &tonic::Status) -> pulumirpc::ErrorResourceInitFailed {
+    use prost::Message;
+    let details = tonic_types::pb::Status::decode(status.details()).expect("status details");
+    let any = details.details.first().expect("one detail");
+    assert_eq!(any.type_url, "type.googleapis.com/pulumirpc.ErrorResourceInitFailed");
+    pulumirpc::ErrorResourceInitFailed::decode(any.value.as_slice()).unwrap()
+}

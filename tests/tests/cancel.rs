@@ -3,8 +3,7 @@
 
 use std::time::Duration;
 
-use e2e_tests::{Plugin, TestEngine, component, from_struct, to_struct};
-use prost::Message;
+use e2e_tests::{Plugin, TestEngine, component, from_struct, init_failed, to_struct};
 use pulumirpc::*;
 use serde_json::json;
 use tonic::Code;
@@ -18,14 +17,6 @@ fn create(name: &str, hang: &str, timeout: f64) -> CreateRequest {
         timeout,
         ..Default::default()
     }
-}
-
-/// The `ErrorResourceInitFailed` detail of a status, as the engine decodes it.
-fn init_failed(status: &tonic::Status) -> ErrorResourceInitFailed {
-    let details = tonic_types::pb::Status::decode(status.details()).expect("status details");
-    let any = details.details.first().expect("one detail");
-    assert_eq!(any.type_url, "type.googleapis.com/pulumirpc.ErrorResourceInitFailed");
-    ErrorResourceInitFailed::decode(any.value.as_slice()).unwrap()
 }
 
 async fn started() -> (TestEngine, Plugin) {

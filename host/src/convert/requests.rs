@@ -18,6 +18,11 @@ pub trait IntoWire {
     fn into_wire(self, o: WireOptions) -> Result<Self::Wire, ConvertError>;
     /// Calls `f` with each of the answer's values (for `runtime::held`).
     fn each_value(&self, _f: &mut dyn FnMut(&types::Value)) {}
+    /// The id of the resource a Create made: kept even when the rest of
+    /// the answer is invalid.
+    fn made(&self) -> Option<&str> {
+        None
+    }
 }
 
 // Requests and responses are taken by value: their strings and byte lists
@@ -306,6 +311,9 @@ impl IntoWire for rp::CreateResponse {
     fn each_value(&self, f: &mut dyn FnMut(&types::Value)) {
         f(&self.properties);
     }
+    fn made(&self) -> Option<&str> {
+        Some(&self.id).filter(|id| !id.is_empty()).map(String::as_str)
+    }
     fn into_wire(self, o: WireOptions) -> Result<Self::Wire, ConvertError> {
         Ok(pb::CreateResponse {
             id: self.id,
@@ -512,15 +520,27 @@ fn alias(a: &pb::Alias) -> Option<types::Alias> {
     })
 }
 
-/// The engine's `ErrorResourceInitFailed` detail for a guest's init failure.
-pub fn init_failure(f: types::InitFailure, o: WireOptions) -> Result<pb::ErrorResourceInitFailed, ConvertError> {
-    Ok(pb::ErrorResourceInitFailed {
+/// The engine's `ErrorResourceInitFailed` detail for a guest's init
+/// failure, and what was wrong with it if anything was. The resource
+/// exists, so its id is kept whatever else is wrong: a state or inputs that
+/// do not convert are left out (the engine records the id, and a refresh
+/// reads the rest), and a reason says why.
+pub fn init_failure(f: types::InitFailure, o: WireOptions) -> (pb::ErrorResourceInitFailed, Option<String>) {
+    let (properties, inputs) = (out(f.properties, o), f.inputs.map(|i| out(i, o)).transpose());
+    let bad = [properties.as_ref().err(), inputs.as_ref().err()].into_iter().flatten().next().map(|e| {
+        format!("the provider's state for it was invalid, so only its id is kept (refresh it to read the rest): {e}")
+    });
+    let mut reasons: Vec<String> =
+        f.reasons.into_iter().map(|r| text::escape_within(r, text::LINES, text::MAX_MESSAGE)).collect();
+    reasons.extend(bad.iter().map(|b| text::escape_within(b.clone(), text::LINES, text::MAX_MESSAGE)));
+    let detail = pb::ErrorResourceInitFailed {
         id: f.id,
-        properties: out(f.properties, o)?,
-        reasons: f.reasons.into_iter().map(|r| text::escape_within(r, text::LINES, text::MAX_MESSAGE)).collect(),
-        inputs: f.inputs.map(|i| out(i, o)).transpose()?.flatten(),
+        properties: properties.ok().flatten(),
+        reasons,
+        inputs: inputs.ok().flatten().flatten(),
         refresh_before_update: false,
-    })
+    };
+    (detail, bad)
 }
 
 #[cfg(test)]

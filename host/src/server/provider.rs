@@ -112,7 +112,11 @@ impl<B: Backend> ProviderService<B> {
         if held::active() {
             out.each_value(&mut |v| words::held_handles(v, &mut held::expect_use));
         }
-        out.into_wire(self.wire()).map_err(|e| status::bad_response(e, effect))
+        let made = out.made().map(str::to_owned);
+        out.into_wire(self.wire()).map_err(|e| match made {
+            Some(id) => status::made_but_bad(id, e),
+            None => status::bad_response(e, effect),
+        })
     }
 }
 

@@ -88,10 +88,7 @@ pub fn runtime(e: RuntimeError, o: WireOptions, effect: Effect) -> Status {
                 inputs: None,
                 reasons: vec![message.clone()],
             };
-            match init_failure(failure, o) {
-                Ok(detail) => init_failed(message, detail),
-                Err(bad) => Status::new(code, cap(format!("{message}; its partial state was invalid: {bad}"))),
-            }
+            recorded(message, failure, o)
         }
         None => Status::new(code, message),
     }
@@ -115,6 +112,28 @@ const MAX_DETAIL: usize = 4 << 20;
 /// A resource created but not initialised. A state too large to travel is
 /// dropped, the id and reasons kept: the engine records the resource, and
 /// a refresh reads the rest.
+/// A resource that was created but not finished, for the engine to record
+/// (its id always; its state when that converts).
+fn recorded(message: String, failure: types::InitFailure, o: WireOptions) -> Status {
+    let (detail, bad) = init_failure(failure, o);
+    let message = match bad {
+        Some(bad) => cap(format!("{message}; {bad}")),
+        None => message,
+    };
+    init_failed(message, detail)
+}
+
+/// A Create whose answer named the resource it made but was otherwise
+/// invalid: the resource exists, so the engine must still record its id,
+/// or it would be left in the cloud with nothing in the state to delete it.
+pub fn made_but_bad(id: String, e: ConvertError) -> Status {
+    let message = bad_response(e, Effect::Changes).message().to_owned();
+    let message =
+        cap(format!("{message}; the resource {id} was created, so only its id is kept (refresh it to read the rest)"));
+    let detail = pulumirpc::ErrorResourceInitFailed { id, reasons: vec![message.clone()], ..Default::default() };
+    init_failed(message, detail)
+}
+
 fn init_failed(mut message: String, mut detail: pulumirpc::ErrorResourceInitFailed) -> Status {
     let size = detail.encoded_len();
     if size > MAX_DETAIL {
@@ -197,11 +216,7 @@ fn guest_status(e: types::Error, o: WireOptions) -> Status {
         }
         E::InitFailed(f) => {
             let message = cap(format!("resource {} created but failed to initialise: {}", f.id, f.reasons.join("; ")));
-            match init_failure(f, o) {
-                Ok(detail) => init_failed(message, detail),
-                // It was created: whatever is wrong with its state, that stands.
-                Err(e) => bad_response(e, Effect::Changes),
-            }
+            recorded(message, f, o)
         }
     }
 }

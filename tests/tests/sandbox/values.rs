@@ -78,6 +78,32 @@ async fn malformed_values_are_refused() {
 }
 
 #[tokio::test]
+async fn a_create_with_an_invalid_state_still_gives_the_engine_its_id() {
+    // The resource exists: without its id the engine would record nothing,
+    // and nothing would ever delete it.
+    let (_engine, mut p) = hostile_with(&policy(60, None, "")).await;
+    for (kind, init_failed_too) in [("duplicateKeys", false), ("deep", false), ("cycle", true)] {
+        let request = CreateRequest {
+            urn: "urn:pulumi:dev::proj::hostile:index:Malformed::m".into(),
+            name: "m".into(),
+            r#type: "hostile:index:Malformed".into(),
+            properties: Some(to_struct(json!({ "kind": kind, "initFailed": init_failed_too }))),
+            ..Default::default()
+        };
+        let s = p.client.create(request).await.expect_err("an invalid state is refused");
+        let what = format!("{kind}, initFailed {init_failed_too}: {s:?}");
+        assert_eq!(s.code(), Code::Unknown, "{what}");
+        assert!(s.message().contains("only its id is kept"), "{what}");
+        let detail = e2e_tests::init_failed(&s);
+        assert_eq!(detail.id, "made-1", "{what}");
+        assert!(detail.properties.is_none(), "{what}");
+        assert!(detail.reasons.iter().any(|r| r.contains("refresh it to read the rest")), "{what}");
+        assert_eq!(detail.reasons.iter().any(|r| r == "half made"), init_failed_too, "{what}");
+    }
+    ok_call(&p, "after the invalid creates").await;
+}
+
+#[tokio::test]
 async fn a_log_flood_is_bounded() {
     let (engine, mut p) = hostile_with(&policy(10, None, "")).await;
     let start = Instant::now();

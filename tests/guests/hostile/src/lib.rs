@@ -25,8 +25,12 @@
 //! | `say` | `text`, `fail` | logs `text`, then fails with it (with `fail`) or answers with a check failure whose property and reason are `text` |
 //! | `ok` | `sleepMs` | a normal quick call: `{"ok": true}` |
 //!
-//! `huge` and `malformed` bypass the SDK's adapter: this crate implements the
-//! raw WIT export trait and hands every other call to the SDK.
+//! One resource: `hostile:index:Malformed` (`kind`, `initFailed`) is
+//! created as `made-1` with a malformed state (a `malformed` kind), answered
+//! as a success or, with `initFailed`, as a create that did not finish.
+//!
+//! `huge`, `malformed` and that create bypass the SDK's adapter: this crate
+//! implements the raw WIT export trait and hands every other call to the SDK.
 
 use std::hint::black_box;
 
@@ -503,8 +507,11 @@ impl RawValue {
 }
 
 fn args_of(req: &rp::InvokeRequest) -> PropertyMap {
-    // Decode the (well-formed) request the host sent: the root object's plain scalars.
-    let v = &req.args;
+    scalars(&req.args)
+}
+
+/// Decodes a (well-formed) value the host sent: the root object's plain scalars.
+fn scalars(v: &t::Value) -> PropertyMap {
     let text = |start: u32, len: u32| v.text.get(start as usize..(start + len) as usize).unwrap_or_default();
     let (n, i) = (v.words[0] as usize, v.words[1] as usize);
     let fields = &v.words[4 + 3 * n + i..];
@@ -736,8 +743,25 @@ impl rp::Guest for Raw {
     fn diff(req: rp::DiffRequest) -> Result<rp::DiffResponse, t::Error> {
         <Sdk as rp::Guest>::diff(req)
     }
+    /// `hostile:index:Malformed`: see the crate's docs.
     fn create(req: rp::CreateRequest) -> Result<rp::CreateResponse, t::Error> {
-        <Sdk as rp::Guest>::create(req)
+        if req.type_ != "hostile:index:Malformed" {
+            return <Sdk as rp::Guest>::create(req);
+        }
+        let args = scalars(&req.properties);
+        let kind = args.get("kind").and_then(Value::as_str).unwrap_or("duplicateKeys");
+        let properties =
+            malformed(kind, 1_000_000).ok_or_else(|| t::Error::InvalidArgument(format!("unknown kind {kind:?}")))?;
+        if args.get("initFailed").and_then(Value::as_bool) == Some(true) {
+            let reasons = vec!["half made".into()];
+            return Err(t::Error::InitFailed(t::InitFailure {
+                id: "made-1".into(),
+                properties,
+                inputs: None,
+                reasons,
+            }));
+        }
+        Ok(rp::CreateResponse { id: "made-1".into(), properties, refresh_before_update: false })
     }
     fn read(req: rp::ReadRequest) -> Result<rp::ReadResponse, t::Error> {
         <Sdk as rp::Guest>::read(req)
