@@ -27,6 +27,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let out_dir = PathBuf::from(env::var("OUT_DIR")?);
     fs::write(out_dir.join("pulumirpc_descriptor.bin"), fds.encode_to_vec())?;
 
-    tonic_prost_build::configure().build_server(true).build_client(true).compile_fds(fds)?;
+    tonic_prost_build::configure()
+        .build_server(true)
+        .build_client(true)
+        .codec_path("crate::codec::Codec")
+        .compile_fds(fds)?;
     Ok(())
 }

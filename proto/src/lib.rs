@@ -15,6 +15,8 @@
 //! Google well-known types (`Struct`, `Value`, `Empty`) are those of [`prost_types`]
 //! (`Empty` maps to `()`).
 
+pub mod codec;
+
 /// Generated code for protobuf package `pulumirpc`.
 #[allow(clippy::all, clippy::pedantic, clippy::nursery, rustdoc::all, missing_docs, deprecated)]
 mod generated {

@@ -164,6 +164,33 @@ async fn malformed_values_are_refused_and_the_host_keeps_serving() {
     assert_eq!(from_struct(ok.r#return.as_ref()), json!({"y": 1.0}));
 }
 
+#[tokio::test]
+async fn a_value_nested_past_the_decoders_limit_is_an_invalid_argument() {
+    // INTERNAL from a Create would tell the engine the resource may exist.
+    let (_engine, mut p) = echo().await;
+    let mut deep = json!("leaf");
+    for _ in 0..40 {
+        deep = json!({ "k": deep });
+    }
+    let request = CreateRequest {
+        urn: "urn:pulumi:dev::proj::echo:index:Thing::deep".into(),
+        name: "deep".into(),
+        r#type: "echo:index:Thing".into(),
+        properties: Some(to_struct(json!({ "x": deep }))),
+        ..Default::default()
+    };
+    let err = p.client.create(request).await.unwrap_err();
+    assert_eq!(err.code(), Code::InvalidArgument, "{}", err.message());
+    assert!(err.message().contains("about 32 objects deep"), "{}", err.message());
+    let ok = p
+        .client
+        .invoke(InvokeRequest { tok: "echo:index:echo".into(), args: Some(to_struct(json!({"y": 1}))), preview: false })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(from_struct(ok.r#return.as_ref()), json!({"y": 1.0}));
+}
+
 /// A client that does not handshake negotiates in Configure: told it takes
 /// no secrets and no resource references, the host sends their plain values
 /// (the secret's value; the reference's ID, or its URN when it has none).
