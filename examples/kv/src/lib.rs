@@ -281,6 +281,6 @@ mod tests {
         };
         assert!(configure(props! { "endpoint" => "https://kv.example.com" }).is_ok());
         assert!(matches!(configure(props! { "endpoint" => "ftp://x" }), Err(Error::InvalidArgument(_))));
-        assert!(matches!(configure(props! {}), Err(Error::MissingKeys(k)) if k[0].name == "endpoint"));
+        assert!(matches!(configure(props! {}), Err(Error::MissingKeys(k)) if k[0].name == "kv:endpoint"));
     }
 }

@@ -230,7 +230,15 @@ impl<P: Package> Provider for Typed<P> {
 
     fn configure(&mut self, req: ConfigureRequest) -> Result<ConfigureResponse> {
         if let Some(c) = &self.builder.config {
-            self.config = (c.decode)(&req.args)?;
+            // The engine prints each missing key into `pulumi config set <name> <value>`:
+            // a provider's keys are set with its package's prefix.
+            let package = &self.builder.name;
+            self.config = (c.decode)(&req.args).map_err(|e| match e {
+                Error::MissingKeys(keys) => Error::MissingKeys(
+                    keys.into_iter().map(|k| MissingKey { name: format!("{package}:{}", k.name), ..k }).collect(),
+                ),
+                e => e,
+            })?;
         }
         Ok(ConfigureResponse { supports_autonaming_configuration: false })
     }

@@ -456,7 +456,8 @@ fn unknown_tokens_and_configuration_errors() {
     };
     match p.configure(configure).unwrap_err() {
         Error::MissingKeys(keys) => {
-            assert_eq!((keys[0].name.as_str(), keys[0].description.as_str()), ("region", "The region to work in."))
+            // As `pulumi config set` takes it, which the engine's message names.
+            assert_eq!((keys[0].name.as_str(), keys[0].description.as_str()), ("test:region", "The region to work in."))
         }
         other => panic!("{other}"),
     }
