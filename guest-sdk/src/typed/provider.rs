@@ -120,18 +120,22 @@ impl Builder {
     }
 }
 
-/// Stack configuration arrives as strings: parse those of non-string properties as JSON.
+/// Stack configuration arrives as strings: parse those of non-string
+/// properties as JSON, inside their secret when set with `--secret`.
 fn coerce<C: Object>(m: &mut PropertyMap) {
     let mut types = Types::new("");
     for p in C::properties() {
-        let Some(Value::String(s)) = m.get(p.name) else { continue };
+        let Some(v) = m.get_mut(p.name) else { continue };
+        let v = match v {
+            Value::Secret(inner) => &mut **inner,
+            v => v,
+        };
+        let Value::String(s) = v else { continue };
         let spec = (p.schema)(&mut types);
-        if matches!(
-            spec.get("type").and_then(Json::as_str),
-            Some("integer" | "number" | "boolean" | "array" | "object")
-        ) && let Ok(j) = serde_json::from_str(s)
+        if types.parsed_from_text(&spec)
+            && let Ok(j) = serde_json::from_str(s)
         {
-            m.insert(p.name.to_owned(), crate::serde::from_json(j));
+            *v = crate::serde::from_json(j);
         }
     }
 }

@@ -87,6 +87,15 @@ impl Types {
         })
     }
 
+    /// Whether values of `spec` (a property's, or a named type's it refers
+    /// to) are other than text: stack configuration, which is all text,
+    /// is parsed as JSON for them.
+    pub(crate) fn parsed_from_text(&self, spec: &Json) -> bool {
+        let named = spec.get("$ref").and_then(Json::as_str).and_then(|r| r.strip_prefix("#/types/"));
+        let spec = named.and_then(|token| self.defs.get(token)).unwrap_or(spec);
+        matches!(spec.get("type").and_then(Json::as_str), Some("integer" | "number" | "boolean" | "array" | "object"))
+    }
+
     pub(crate) fn into_defs(self) -> BTreeMap<String, Json> {
         self.defs
     }

@@ -20,6 +20,20 @@ pub struct Config {
     pub retries: u32,
     #[pulumi(secret)]
     pub token: Option<String>,
+    pub window: Option<Window>,
+    pub mode: Option<Mode>,
+}
+
+/// When changes may happen.
+#[derive(PulumiType)]
+pub struct Window {
+    pub start: u32,
+}
+
+#[derive(PulumiType)]
+pub enum Mode {
+    Fast,
+    Safe,
 }
 
 #[derive(PulumiType, Clone)]
@@ -444,6 +458,15 @@ fn unknown_tokens_and_configuration_errors() {
     let r = p.check_config(req(props! { "region" => "eu", "retries" => "5", "version" => "1.0.0" })).unwrap();
     assert!(r.failures.is_empty(), "{:?}", r.failures);
     assert_eq!(r.inputs["retries"], Value::from(5), "stack config strings are parsed");
+    // `pulumi config set --secret`, `--path` objects and enums arrive as text too.
+    let text = props! {
+        "region" => "eu", "retries" => Value::secret("5"), "window" => r#"{"start": 2}"#, "mode" => "Safe",
+    };
+    let r = p.check_config(req(text)).unwrap();
+    assert!(r.failures.is_empty(), "{:?}", r.failures);
+    assert_eq!(r.inputs["retries"], Value::secret(5), "parsed within its secret");
+    assert_eq!(r.inputs["window"], Value::from(props! { "start" => 2 }));
+    assert_eq!(r.inputs["mode"], Value::from("Safe"), "an enum of strings stays text");
     let r = p.check_config(req(props! { "region" => 1 })).unwrap();
     assert_eq!(failures(&r), [("region", "must be a string, not a number")]);
     let configure = ConfigureRequest {
