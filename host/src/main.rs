@@ -192,7 +192,7 @@ async fn run_serve(
                     }
                 };
                 log_loaded(&loaded);
-                Ok(loaded.pool)
+                Ok(loaded.into_served_pool())
             };
             let deferred = Deferred::spawn(async move { load.await.map_err(|e: anyhow::Error| format!("{e:#}")) });
             let service = ProviderService::with_backend(Arc::new(deferred), &version, link);

@@ -3,7 +3,8 @@
 //! answers the way the engine does — URNs built from type, name and parent,
 //! an ID for each custom resource (none during a preview), the inputs echoed
 //! as state (keys in `additionalSecretOutputs` made secret), and the input
-//! dependencies echoed as the state's dependencies.
+//! dependencies echoed as the state's dependencies, and a reference for
+//! each package registered.
 
 use std::sync::{Arc, Mutex};
 
@@ -27,6 +28,7 @@ pub struct Received {
     pub outputs: Vec<RegisterResourceOutputsRequest>,
     pub invokes: Vec<ResourceInvokeRequest>,
     pub reads: Vec<ReadResourceRequest>,
+    pub packages: Vec<RegisterPackageRequest>,
 }
 
 #[derive(Clone, Default)]
@@ -166,11 +168,14 @@ impl ResourceMonitor for Recorder {
         Err(Status::unimplemented("hooks"))
     }
 
+    /// A reference per registration, as the engine's are opaque: `pkg-<n>`.
     async fn register_package(
         &self,
-        _: Request<RegisterPackageRequest>,
+        request: Request<RegisterPackageRequest>,
     ) -> Result<Response<RegisterPackageResponse>, Status> {
-        Err(Status::unimplemented("packages"))
+        let mut received = self.received.lock().unwrap();
+        received.packages.push(request.into_inner());
+        Ok(Response::new(RegisterPackageResponse { r#ref: format!("pkg-{}", received.packages.len()) }))
     }
 
     async fn signal_and_wait_for_shutdown(&self, _: Request<()>) -> Result<Response<()>, Status> {

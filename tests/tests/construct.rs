@@ -403,6 +403,8 @@ async fn the_monitor_is_refused_outside_construct_and_call_and_the_host_keeps_se
     assert_eq!(received.reads.len(), 1);
     assert_eq!((received.reads[0].id.as_str(), received.reads[0].parent.as_str()), ("ext-1", c_urn.as_str()));
     assert_eq!(received.invokes.len(), 2);
+    // Not parameterized: the engine routes its resources by their package, with no reference.
+    assert!(received.packages.is_empty() && received.registrations.iter().all(|r| r.package_ref.is_empty()));
 
     // After Construct the monitor is gone again.
     let e = p.client.create(create).await.unwrap_err();
@@ -410,6 +412,57 @@ async fn the_monitor_is_refused_outside_construct_and_call_and_the_host_keeps_se
     assert!(e.message().contains(NOT_AVAILABLE), "{e:?}");
     assert_eq!(monitor.received().registrations.len(), 2, "nothing reached the monitor from Create");
     assert!(p.is_running());
+}
+
+/// A provider parameterized into another package registers that package
+/// with the monitor (once per Construct) before the first of its own
+/// resources, so the engine sends them to this plugin parameterized so,
+/// not to a plugin of the package's name; other packages' tokens, and the
+/// local component itself, carry no reference.
+#[tokio::test]
+async fn a_parameterized_provider_s_own_resources_carry_its_package() {
+    let (_engine, mut p) = serve("probe-provider").await;
+    use parameterize_request::{Parameters, ParametersValue};
+    let value =
+        ParametersValue { name: "fleet".into(), version: env!("CARGO_PKG_VERSION").into(), value: b"v1".into() };
+    let request = ParameterizeRequest { parameters: Some(Parameters::Value(value)) };
+    p.client.parameterize(request).await.unwrap();
+    let monitor = TestMonitor::start().await;
+    for name in ["a", "b"] {
+        let req = ConstructRequest {
+            monitor_endpoint: monitor.address.clone(),
+            r#type: "fleet:index:Component".into(),
+            name: name.into(),
+            parent: STACK_URN.into(),
+            inputs: Some(to_struct(json!({ "x": 1 }))),
+            ..Default::default()
+        };
+        p.client.construct(req).await.unwrap();
+    }
+    let received = monitor.received();
+    assert_eq!(received.packages.len(), 2, "once per Construct: {:?}", received.packages);
+    for (package, reference) in received.packages.iter().zip(["pkg-1", "pkg-2"]) {
+        assert_eq!((package.name.as_str(), package.version.as_str()), ("probe", env!("CARGO_PKG_VERSION")));
+        let made = package.parameterization.as_ref().unwrap();
+        assert_eq!((made.name.as_str(), made.value.as_slice()), ("fleet", b"v1".as_slice()));
+        assert!(package.extension.is_none());
+        let ours: Vec<_> = received.registrations.iter().filter(|r| r.package_ref == reference).collect();
+        assert_eq!(ours.len(), 1, "{reference}: {:?}", received.registrations);
+        assert_eq!((ours[0].r#type.as_str(), ours[0].custom), ("fleet:index:Thing", true));
+    }
+    let component = received.registrations.iter().find(|r| r.r#type == "fleet:index:Component").unwrap();
+    assert!(component.package_ref.is_empty(), "a local component needs no provider");
+    assert!(received.reads.iter().all(|r| r.r#type == "fleet:index:Thing" && r.package_ref.starts_with("pkg-")));
+    let invokes: Vec<_> = received.invokes.iter().map(|i| (i.tok.as_str(), i.package_ref.as_str())).collect();
+    assert_eq!(
+        invokes,
+        [
+            ("fleet:index:echo", "pkg-1"),
+            ("test:index:fail", ""),
+            ("fleet:index:echo", "pkg-2"),
+            ("test:index:fail", "")
+        ]
+    );
 }
 
 /// Waits until the monitor has received `n` registrations; fails after a

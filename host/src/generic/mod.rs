@@ -28,7 +28,9 @@ use semver::Version;
 use tokio::sync::{Mutex, mpsc};
 
 use crate::runtime::bindings::{rp, types};
-use crate::runtime::{Backend, CallError, Grants, GuestLog, LoadedProvider, Policy, Runtime, RuntimeError};
+use crate::runtime::{
+    Backend, CallError, Grants, GuestLog, LoadedProvider, PackageDescriptor, Policy, Runtime, RuntimeError,
+};
 use crate::store::{Store, StoreError};
 use approval::{Approvals, Record};
 use param::{ArgsForm, GuestParameter, Parameter, Pinned};
@@ -276,6 +278,15 @@ impl GenericProvider {
                 existing.version
             )));
         }
+        // What its resources registered from `construct` are routed by: the
+        // package on this base, as the SDK generated from its schema registers it.
+        unit.loaded.pool.add_package(PackageDescriptor {
+            base_name: param::BASE_NAME.into(),
+            base_version: param::BASE_VERSION.into(),
+            name: name.clone(),
+            version: version.clone(),
+            value: value.clone(),
+        });
         let sub = Arc::new(Sub { name, version, value, forwarded, unit });
         subs.push(sub.clone());
         Ok(sub)

@@ -84,6 +84,16 @@ pub struct LoadedProvider {
     pub contract: &'static str,
 }
 
+impl LoadedProvider {
+    /// The pool, to serve as the plugin the engine booted (rather than as
+    /// one component of the generic provider): a Parameterize by value
+    /// makes it that value's package, on this name and version.
+    pub fn into_served_pool(self) -> Arc<Pool> {
+        self.pool.serve_as_base(&self.name, &self.version.to_string());
+        self.pool
+    }
+}
+
 impl Runtime {
     pub fn new(mut config: RuntimeConfig) -> Result<Arc<Self>, RuntimeError> {
         config.cache = config.cache.map(|c| c.in_memory(config.perf_map));

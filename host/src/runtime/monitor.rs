@@ -29,9 +29,27 @@ pub trait ResourceMonitor: Send + Sync {
     fn read_resource(&self, request: m::ReadResourceRequest) -> BoxFuture<'_, MonitorResult<m::ReadResourceResponse>>;
 }
 
-/// Opens the monitor a `construct` or `call` request's deployment names.
+/// A parameterized package the provider serves. The engine routes a
+/// resource by its type token's package, so one of this package's own,
+/// registered from `construct` or `call`, would go to a plugin of that
+/// name (another provider, or none). Registered with the monitor first, as
+/// the package's generated SDK registers it, the package gives a reference
+/// that sends the resource to the base plugin parameterized with `value`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PackageDescriptor {
+    /// The plugin the engine boots (the base provider).
+    pub base_name: String,
+    pub base_version: String,
+    /// The package it becomes, and the value that makes it so.
+    pub name: String,
+    pub version: String,
+    pub value: Vec<u8>,
+}
+
+/// Opens the monitor a `construct` or `call` request's deployment names, for
+/// a provider serving `packages`.
 pub trait MonitorConnector: Send + Sync {
-    fn open(&self, deployment: &rp::Deployment) -> Arc<dyn ResourceMonitor>;
+    fn open(&self, deployment: &rp::Deployment, packages: Arc<Vec<PackageDescriptor>>) -> Arc<dyn ResourceMonitor>;
 }
 
 /// How a runtime reaches resource monitors (`RuntimeConfig::monitors`).
@@ -73,9 +91,13 @@ impl ResourceMonitor for NoMonitor {
 }
 
 /// The monitor for `deployment`, through `monitors` when there are any.
-pub(super) fn open(monitors: Option<&Monitors>, deployment: &rp::Deployment) -> Arc<dyn ResourceMonitor> {
+pub(super) fn open(
+    monitors: Option<&Monitors>,
+    deployment: &rp::Deployment,
+    packages: Arc<Vec<PackageDescriptor>>,
+) -> Arc<dyn ResourceMonitor> {
     match monitors {
-        Some(m) => m.0.open(deployment),
+        Some(m) => m.0.open(deployment, packages),
         None => Arc::new(NoMonitor),
     }
 }
@@ -151,7 +173,7 @@ mod tests {
             accepts_output_values: false,
         };
         let empty = types::Value { words: vec![], text: String::new(), long: vec![] };
-        let err = open(None, &deployment).register_resource_outputs("urn".into(), empty).await.unwrap_err();
+        let err = open(None, &deployment, Arc::default()).register_resource_outputs("urn".into(), empty).await.unwrap_err();
         assert!(
             matches!(&err, types::Error::FailedPrecondition(m) if m.contains("RuntimeConfig::monitors")),
             "{err:?}"

@@ -3,18 +3,18 @@
 //! the pool records them and replays them into instances that missed them.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::{Duration, Instant};
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, watch};
 use wasmtime::{Store, Trap, UpdateDeadline};
 
 use super::RuntimeError;
-use super::bindings::types;
 use super::bindings::{Guest, Provider, ProviderPre};
+use super::bindings::{rp, types};
 use super::engine::Runtime;
 use super::logs::{GuestLog, LogQueue};
-use super::monitor::{self, WithMonitor};
+use super::monitor::{self, PackageDescriptor, WithMonitor};
 use super::sandbox::{MAX_CALL_TIMEOUT, Sandbox};
 use super::setup::{SetupCall, SetupLog};
 use super::state::{CallClock, EngineWait, HostState};
@@ -58,6 +58,12 @@ pub struct Pool {
     /// Construct of this provider needs one of these.
     monitor_permits: Arc<Semaphore>,
     setup: SetupLog,
+    /// The plugin the engine booted, when this pool serves it directly
+    /// (not as one component of the generic provider): a Parameterize by
+    /// value then makes it a package with this base ([`Pool::serve_as_base`]).
+    base: OnceLock<(String, String)>,
+    /// The parameterized packages the instances serve, for the monitor.
+    packages: RwLock<Arc<Vec<PackageDescriptor>>>,
     cancel: Cancellation,
     /// The component imports `context.asset-text` (see `runtime::held`).
     reads_held_texts: bool,
@@ -80,8 +86,44 @@ impl Pool {
             permits,
             monitor_permits,
             setup: SetupLog::default(),
+            base: OnceLock::new(),
+            packages: RwLock::default(),
             cancel,
         }
+    }
+
+    /// This pool serves the plugin the engine booted, named `name` at
+    /// `version`: a Parameterize by value makes it that value's package.
+    pub fn serve_as_base(&self, name: &str, version: &str) {
+        let _ = self.base.set((name.to_owned(), version.to_owned()));
+    }
+
+    /// The instances serve `package` too (one of the same name is replaced).
+    pub fn add_package(&self, package: PackageDescriptor) {
+        let mut packages = self.packages.write().expect("packages lock");
+        let mut all: Vec<_> = packages.iter().filter(|p| p.name != package.name).cloned().collect();
+        all.push(package);
+        *packages = Arc::new(all);
+    }
+
+    fn packages(&self) -> Arc<Vec<PackageDescriptor>> {
+        self.packages.read().expect("packages lock").clone()
+    }
+
+    /// The package a Parameterize by value makes of the base.
+    fn package_of(&self, call: &SetupCall) -> Option<PackageDescriptor> {
+        let (SetupCall::Parameterize(rp::ParameterizeRequest::Value(v)), Some((base_name, base_version))) =
+            (call, self.base.get())
+        else {
+            return None;
+        };
+        Some(PackageDescriptor {
+            base_name: base_name.clone(),
+            base_version: base_version.clone(),
+            name: v.name.clone(),
+            version: v.version.clone(),
+            value: v.value.clone(),
+        })
     }
 
     /// What the sandbox refused during `inst`'s call, then, with `notes`,
@@ -319,7 +361,8 @@ impl<'a> Lease<'a> {
     /// Opens the resource monitor `request` names to the guest for this
     /// call (`construct`, `call`); the lease closes it again when it ends.
     pub(super) fn open_monitor(&mut self, request: &impl WithMonitor) {
-        let opened = monitor::open(self.pool.runtime.config.monitors.as_ref(), request.deployment());
+        let opened =
+            monitor::open(self.pool.runtime.config.monitors.as_ref(), request.deployment(), self.pool.packages());
         if let Some(inst) = self.inst.as_mut() {
             inst.store.data_mut().monitor = Some(opened);
         }
@@ -369,7 +412,12 @@ impl<'a> Lease<'a> {
     /// none may hold a setup the others lack.
     pub fn record(mut self, call: SetupCall) -> Result<(), RuntimeError> {
         let mut inst = self.inst.take().expect("lease holds an instance until finished");
-        if let Some(applied) = self.pool.setup.record(call, inst.applied)? {
+        let package = self.pool.package_of(&call);
+        let kept = self.pool.setup.record(call, inst.applied)?;
+        if let Some(package) = package {
+            self.pool.add_package(package);
+        }
+        if let Some(applied) = kept {
             inst.applied = applied;
             self.pool.release(inst);
         }

@@ -22,7 +22,7 @@ use crate::convert::value::{
 };
 use crate::runtime::bindings::latest::pulumi::provider::monitor as m;
 use crate::runtime::bindings::{rp, types};
-use crate::runtime::{MonitorConnector, MonitorResult, Monitors, ResourceMonitor};
+use crate::runtime::{MonitorConnector, MonitorResult, Monitors, PackageDescriptor, ResourceMonitor};
 
 /// How long connecting to the monitor may take: the wait on the monitor is
 /// not counted against the call's deadline, so it needs its own bound.
@@ -37,11 +37,13 @@ pub fn monitors() -> Monitors {
 struct GrpcMonitors;
 
 impl MonitorConnector for GrpcMonitors {
-    fn open(&self, deployment: &rp::Deployment) -> Arc<dyn ResourceMonitor> {
+    fn open(&self, deployment: &rp::Deployment, packages: Arc<Vec<PackageDescriptor>>) -> Arc<dyn ResourceMonitor> {
         Arc::new(GrpcMonitor {
             endpoint: deployment.monitor_endpoint.clone(),
             dry_run: deployment.dry_run,
             client: OnceCell::new(),
+            refs: packages.iter().map(|_| OnceCell::new()).collect(),
+            packages,
         })
     }
 }
@@ -51,9 +53,42 @@ struct GrpcMonitor {
     endpoint: String,
     dry_run: bool,
     client: OnceCell<ResourceMonitorClient<Channel>>,
+    /// The parameterized packages the provider serves, and the reference
+    /// the monitor gave each, once asked (at the first of its resources).
+    packages: Arc<Vec<PackageDescriptor>>,
+    refs: Vec<OnceCell<String>>,
 }
 
 impl GrpcMonitor {
+    /// The reference for `token`'s package when it is one of the provider's
+    /// parameterized packages (see [`PackageDescriptor`]), else empty. An
+    /// engine without `RegisterPackage` gets none, as before it had one.
+    async fn package_ref(&self, token: &str) -> MonitorResult<String> {
+        let package = token.split(':').next();
+        let Some(at) = self.packages.iter().position(|p| Some(p.name.as_str()) == package) else {
+            return Ok(String::new());
+        };
+        let p = &self.packages[at];
+        let register = async {
+            let request = pb::RegisterPackageRequest {
+                name: p.base_name.clone(),
+                version: p.base_version.clone(),
+                parameterization: Some(pb::Parameterization {
+                    name: p.name.clone(),
+                    version: p.version.clone(),
+                    value: p.value.clone(),
+                }),
+                ..Default::default()
+            };
+            match self.client().await?.register_package(request).await {
+                Ok(r) => Ok(r.into_inner().r#ref),
+                Err(s) if s.code() == tonic::Code::Unimplemented => Ok(String::new()),
+                Err(s) => Err(status(s)),
+            }
+        };
+        Ok(self.refs[at].get_or_try_init(|| register).await?.clone())
+    }
+
     async fn client(&self) -> MonitorResult<ResourceMonitorClient<Channel>> {
         let client = self.client.get_or_try_init(|| self.connect()).await?;
         Ok(client.clone())
@@ -89,7 +124,11 @@ impl ResourceMonitor for GrpcMonitor {
         Box::pin(async move {
             let mut client = self.client().await?;
             let outputs = request.accepts_output_values;
-            let wire = register_request(request)?;
+            let mut wire = register_request(request)?;
+            // A local component needs no provider, so no package.
+            if wire.custom || wire.remote {
+                wire.package_ref = self.package_ref(&wire.r#type).await?;
+            }
             let r = client.register_resource(wire).await.map_err(status)?.into_inner();
             let property_dependencies = sorted_deps(r.property_dependencies, |d| d.urns);
             let object = match (outputs, r.object) {
@@ -127,6 +166,7 @@ impl ResourceMonitor for GrpcMonitor {
             let mut client = self.client().await?;
             let wire = pb::ResourceInvokeRequest {
                 args: Some(to_wire(&request.args, "invoke arguments")?),
+                package_ref: self.package_ref(&request.token).await?,
                 tok: request.token,
                 provider: request.provider,
                 version: request.version,
@@ -151,6 +191,7 @@ impl ResourceMonitor for GrpcMonitor {
             let mut client = self.client().await?;
             let wire = pb::ReadResourceRequest {
                 properties: Some(to_wire(&request.properties, "read-resource properties")?),
+                package_ref: self.package_ref(&request.type_).await?,
                 id: request.id,
                 r#type: request.type_,
                 name: request.name,

@@ -47,7 +47,8 @@ pub type WasmProvider = ProviderService<Pool>;
 
 impl ProviderService<Pool> {
     pub fn new(loaded: LoadedProvider, engine: EngineLink) -> Self {
-        ProviderService::with_backend(loaded.pool, &loaded.version, engine).supports_autonaming(loaded.autonaming)
+        let (version, autonaming) = (loaded.version.clone(), loaded.autonaming);
+        ProviderService::with_backend(loaded.into_served_pool(), &version, engine).supports_autonaming(autonaming)
     }
 }
 

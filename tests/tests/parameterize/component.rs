@@ -104,6 +104,37 @@ async fn the_parameterized_provider_leaves_long_asset_texts_in_the_host() {
     assert_eq!(out["asset"], asset);
 }
 
+/// A component's own resources, registered from its `construct`, are
+/// routed as the package's generated SDK routes them: by a reference for
+/// `wasm` parameterized with the value its schema hands out.
+#[tokio::test]
+async fn a_components_own_resources_from_construct_carry_its_package() {
+    let bench = Bench::new().await;
+    let mut p = bench.start("store").await;
+    let wasm = component("probe-provider");
+    by_args(&mut p, &[wasm.to_str().unwrap()]).await.unwrap();
+    let value = value_of(&schema(&mut p, "", "").await);
+    let monitor = e2e_tests::TestMonitor::start().await;
+    let req = ConstructRequest {
+        monitor_endpoint: monitor.address.clone(),
+        r#type: "probe:index:Component".into(),
+        name: "c".into(),
+        parent: "urn:pulumi:dev::proj::pulumi:pulumi:Stack::proj-dev".into(),
+        inputs: Some(to_struct(json!({ "x": 1 }))),
+        ..Default::default()
+    };
+    p.client.construct(req).await.unwrap();
+    let received = monitor.received();
+    let [package] = received.packages.as_slice() else { panic!("one package: {:?}", received.packages) };
+    assert_eq!((package.name.as_str(), package.version.as_str()), ("wasm", env!("CARGO_PKG_VERSION")));
+    let made = package.parameterization.as_ref().unwrap();
+    assert_eq!((made.name.as_str(), made.version.as_str()), ("probe", env!("CARGO_PKG_VERSION")));
+    assert_eq!(made.value, value, "the value the schema hands out, which the SDK registers too");
+    let child = received.registrations.iter().find(|r| r.r#type == "probe:index:Thing").unwrap();
+    assert_eq!(child.package_ref, "pkg-1");
+    assert!(received.reads.iter().all(|r| r.package_ref == "pkg-1") && !received.reads.is_empty());
+}
+
 #[tokio::test]
 async fn args_are_validated_and_sources_resolve_from_the_store() {
     let bench = Bench::new().await;

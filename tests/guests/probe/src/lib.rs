@@ -3,7 +3,9 @@
 //! `construct` registers a component with one child, invokes a function,
 //! reads a resource and returns what it got, so a test can see the monitor
 //! working in the same process afterwards; with `spinMs` it also works that
-//! long after registering the child.
+//! long after registering the child. Parameterized (`args: [name]`, or a
+//! value), it becomes package `name`; `construct` uses its type's package
+//! for the child, the invoke and the read.
 
 use pulumi_wasm_sdk::component::{self, Alias, AliasParent, AliasSpec, Component, Options};
 use pulumi_wasm_sdk::*;
@@ -14,6 +16,21 @@ pub struct Probe;
 impl Provider for Probe {
     fn info(&self) -> PluginInfo {
         PluginInfo::new("probe", env!("CARGO_PKG_VERSION"))
+    }
+
+    /// Becomes package `name` at this version; the value's bytes are not read.
+    fn parameterize(&mut self, req: ParameterizeRequest) -> Result<PackageRef> {
+        let name = match req {
+            ParameterizeRequest::Args(args) => args.first().cloned().unwrap_or_default(),
+            ParameterizeRequest::Value(v) => v.name,
+        };
+        Ok(PackageRef { name, version: env!("CARGO_PKG_VERSION").into() })
+    }
+
+    /// Just a name and a version: enough to be served by the generic provider.
+    fn get_schema(&mut self, req: GetSchemaRequest) -> Result<String> {
+        let name = if req.subpackage_name.is_empty() { "probe" } else { req.subpackage_name.as_str() };
+        Ok(format!(r#"{{"name":"{name}","version":"{}"}}"#, env!("CARGO_PKG_VERSION")))
     }
 
     /// Not allowed: registers a resource from Create.
@@ -30,6 +47,7 @@ impl Provider for Probe {
     }
 
     fn construct(&mut self, req: ConstructRequest) -> Result<ConstructResponse> {
+        let package = req.resource_type.split(':').next().unwrap_or("probe").to_owned();
         let me = Component::new(&req)?;
         let inputs = component::inputs(&req);
         let spec = AliasSpec {
@@ -43,7 +61,8 @@ impl Provider for Probe {
             .child()
             .alias(Alias::Urn("urn:pulumi:dev::proj::probe:index:Thing::older".into()))
             .alias(Alias::Spec(spec));
-        let child = me.custom("probe:index:Thing", &format!("{}-thing", req.name), inputs.clone(), options)?;
+        let thing = format!("{package}:index:Thing");
+        let child = me.custom(&thing, &format!("{}-thing", req.name), inputs.clone(), options)?;
         // `spinMs`: work that long after the child is registered (deadline tests).
         if let Some(ms) = req.inputs.get("spinMs").and_then(Value::as_f64) {
             let until = std::time::Instant::now() + std::time::Duration::from_secs_f64(ms / 1000.0);
@@ -51,8 +70,8 @@ impl Provider for Probe {
                 std::hint::black_box(0);
             }
         }
-        let echoed = component::invoke("probe:index:echo", &req.inputs, "")?;
-        let read = component::read_resource("probe:index:Thing", "existing", "ext-1", &PropertyMap::new(), me.child())?;
+        let echoed = component::invoke(&format!("{package}:index:echo"), &req.inputs, "")?;
+        let read = component::read_resource(&thing, "existing", "ext-1", &PropertyMap::new(), me.child())?;
         let failed = match component::invoke("test:index:fail", &PropertyMap::new(), "") {
             Err(Error::NotFound(m)) => m,
             other => format!("unexpected: {other:?}"),
