@@ -268,9 +268,16 @@ impl Decoder {
         let found = values.iter().position(|x| x == s);
         if found.is_none() {
             let quoted: Vec<String> = values.iter().map(|x| format!("{x:?}")).collect();
-            self.fail(format!("must be one of {}, not {s:?}", quoted.join(", ")));
+            // A check failure is printed on the user's terminal: a secret is not repeated.
+            let given = if self.within_secret() { String::new() } else { format!(", not {s:?}") };
+            self.fail(format!("must be one of {}{given}", quoted.join(", ")));
         }
         found
+    }
+
+    /// Whether the value being decoded is secret, or inside a secret.
+    fn within_secret(&self) -> bool {
+        self.secrets.iter().any(|secret| self.path.starts_with(secret))
     }
 
     /// A nested object.

@@ -177,6 +177,10 @@ fn every_failure_is_reported_with_its_path() {
             ("tags[\"odd key\"]", "must be a string, not a bool"),
         ])
     );
+    // A secret's value is not repeated in its failure, which the user's terminal shows.
+    let mut m = props! { "bucketName" => "b", "items" => Value::Array(vec![]), "size" => Value::secret("hunter2") };
+    normalize::<BucketArgs>(&mut m);
+    assert_eq!(failures(&decode::<BucketArgs>(&m)), pairs(&[("size", "must be one of \"Small\", \"x-large\"")]));
     let d = decode::<BucketArgs>(&props! {});
     assert_eq!(
         failures(&d),
