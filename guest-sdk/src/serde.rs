@@ -1,6 +1,11 @@
 //! Typed access to property values through serde: `from_map::<MyArgs>(&props)`
 //! and `to_map(&my_state)`. Secrets are read through; unknowns are errors
 //! (check `Value::contains_unknowns` first in previews).
+//!
+//! A typed struct has no room for secrecy, so what `to_map` gives back is
+//! plain: build outputs with [`to_map_like`]`(&state, &req.properties)` so an
+//! input the user made secret stays secret in the state (the engine takes a
+//! provider's outputs as they are: a plain value is stored in plain text).
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -77,6 +82,38 @@ pub fn to_map<T: Serialize>(t: &T) -> Result<PropertyMap, SerdeError> {
     }
 }
 
+/// [`to_map`], with every property that was secret in `inputs` secret in
+/// the result too, at the same path (within objects and lists).
+pub fn to_map_like<T: Serialize>(t: &T, inputs: &PropertyMap) -> Result<PropertyMap, SerdeError> {
+    let mut out = to_map(t)?;
+    for (key, value) in &mut out {
+        if let Some(like) = inputs.get(key) {
+            seal_like(value, like);
+        }
+    }
+    Ok(out)
+}
+
+/// Makes `out` secret where `like`, the input it came from, is.
+fn seal_like(out: &mut Value, like: &Value) {
+    let secret = matches!(like, Value::Secret(_)) || matches!(like, Value::Output(o) if o.secret);
+    if secret {
+        *out = Value::secret(std::mem::replace(out, Value::Null));
+        return;
+    }
+    match (out, like.plain()) {
+        (Value::Object(out), Value::Object(like)) => {
+            for (key, value) in out {
+                if let Some(like) = like.get(key) {
+                    seal_like(value, like);
+                }
+            }
+        }
+        (Value::Array(out), Value::Array(like)) => out.iter_mut().zip(like).for_each(|(o, l)| seal_like(o, l)),
+        _ => {}
+    }
+}
+
 pub fn to_value<T: Serialize>(t: &T) -> Result<Value, SerdeError> {
     serde_json::to_value(t).map(from_json).map_err(|e| SerdeError(e.to_string()))
 }
@@ -113,5 +150,30 @@ mod tests {
         assert_eq!(to_map(&args).unwrap()["length"], Value::Number(12.0));
         let unknown = props! { "length" => Value::Unknown(crate::UnknownKind::Number) };
         assert!(from_map::<Args>(&unknown).is_err());
+    }
+
+    #[derive(Serialize, Deserialize)]
+    struct Login {
+        user: String,
+        password: String,
+        tags: Vec<String>,
+        extra: u32,
+    }
+
+    #[test]
+    fn outputs_like_the_inputs_keep_their_secrets() {
+        let inputs = props! {
+            "user" => "ann",
+            "password" => Value::secret("hunter2"),
+            "tags" => Value::Array(vec!["a".into(), Value::secret("b")]),
+        };
+        let mut given = inputs.clone();
+        given.insert("extra".into(), 1.into());
+        let login: Login = from_map(&given).unwrap();
+        assert_eq!(to_map(&login).unwrap()["password"], Value::from("hunter2"), "to_map alone is plain");
+        let out = to_map_like(&login, &inputs).unwrap();
+        assert_eq!(out["password"], Value::secret("hunter2"));
+        assert_eq!(out["tags"], Value::Array(vec!["a".into(), Value::secret("b")]));
+        assert_eq!((&out["user"], &out["extra"]), (&Value::from("ann"), &Value::Number(1.0)));
     }
 }

@@ -173,7 +173,8 @@ mod tests {
             accepts_output_values: false,
         };
         let empty = types::Value { words: vec![], text: String::new(), long: vec![] };
-        let err = open(None, &deployment, Arc::default()).register_resource_outputs("urn".into(), empty).await.unwrap_err();
+        let err =
+            open(None, &deployment, Arc::default()).register_resource_outputs("urn".into(), empty).await.unwrap_err();
         assert!(
             matches!(&err, types::Error::FailedPrecondition(m) if m.contains("RuntimeConfig::monitors")),
             "{err:?}"
