@@ -158,7 +158,10 @@ impl Decoder {
     /// Ranges are checked first: "at least 1" says more than a type's own bounds.
     fn in_range(&mut self, n: Option<f64>, min: Option<f64>, max: Option<f64>) -> bool {
         let Some(n) = n else { return true };
-        if let Some(min) = min.filter(|min| n < *min) {
+        // NaN is below nothing and above nothing: a bounded field would take it.
+        if n.is_nan() && (min.is_some() || max.is_some()) {
+            self.fail("must be a number, not NaN");
+        } else if let Some(min) = min.filter(|min| n < *min) {
             self.fail(format!("must be at least {min}"));
         } else if let Some(max) = max.filter(|max| n > *max) {
             self.fail(format!("must be at most {max}"));

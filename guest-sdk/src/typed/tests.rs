@@ -177,6 +177,10 @@ fn every_failure_is_reported_with_its_path() {
             ("tags[\"odd key\"]", "must be a string, not a bool"),
         ])
     );
+    // NaN compares with nothing, so a bounded number must refuse it outright.
+    let mut m = props! { "bucketName" => "b", "items" => Value::Array(vec![]), "ratio" => f64::NAN };
+    normalize::<BucketArgs>(&mut m);
+    assert_eq!(failures(&decode::<BucketArgs>(&m)), pairs(&[("ratio", "must be a number, not NaN")]));
     // A secret's value is not repeated in its failure, which the user's terminal shows.
     let mut m = props! { "bucketName" => "b", "items" => Value::Array(vec![]), "size" => Value::secret("hunter2") };
     normalize::<BucketArgs>(&mut m);
