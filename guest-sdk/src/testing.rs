@@ -229,11 +229,20 @@ impl<P: Provider> Engine<P> {
         if !changed {
             return Ok((Step::Same, news));
         }
-        if diff.replaces.is_empty() {
+        // As the engine decides: a replace key, or a detailed diff entry of a replacing kind.
+        let mut keys = diff.replaces;
+        for (path, change) in diff.detailed_diff.iter().flatten() {
+            let replacing =
+                matches!(change.kind, DiffKind::AddReplace | DiffKind::DeleteReplace | DiffKind::UpdateReplace);
+            if replacing && !keys.contains(path) {
+                keys.push(path.clone());
+            }
+        }
+        if keys.is_empty() {
             return Ok((Step::Update, news));
         }
         let fresh = self.check(&state.token, &state.name, PropertyMap::new(), inputs)?;
-        Ok((Step::Replace { delete_before_replace: diff.delete_before_replace, keys: diff.replaces }, fresh))
+        Ok((Step::Replace { delete_before_replace: diff.delete_before_replace, keys }, fresh))
     }
 
     /// `pulumi preview` of new inputs for an existing resource: the step,

@@ -212,6 +212,13 @@ fn the_step_follows_the_diffs_changes_first() {
     e.provider().diff = Some(DiffResponse { changes: DiffChanges::Unknown, ..DiffResponse::none() });
     assert_eq!(e.update(&thing, props! { "size" => 1 }).unwrap().0, Step::Same);
     assert_eq!(e.update(&thing, props! { "size" => 2 }).unwrap().0, Step::Update);
+    // A detailed diff entry of a replacing kind replaces, with or without replace keys.
+    let entry = PropertyDiff { kind: DiffKind::UpdateReplace, input_diff: true };
+    let detailed = Some(vec![("size".to_owned(), entry)]);
+    e.provider().diff =
+        Some(DiffResponse { changes: DiffChanges::Some, detailed_diff: detailed, ..DiffResponse::none() });
+    let step = e.update(&thing, props! { "size" => 2 }).unwrap().0;
+    assert_eq!(step, Step::Replace { delete_before_replace: false, keys: vec!["size".into()] });
 }
 
 #[test]
