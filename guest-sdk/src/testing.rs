@@ -178,7 +178,7 @@ impl<P: Provider> Engine<P> {
     /// preview would show.
     pub fn preview_create(&mut self, token: &str, name: &str, inputs: PropertyMap) -> Outcome<PropertyMap> {
         let inputs = self.check(token, name, PropertyMap::new(), inputs)?;
-        let created = self.provider.create(self.create_request(token, name, inputs, true))?;
+        let created = self.create_call(self.create_request(token, name, inputs, true))?;
         Ok(created.properties)
     }
 
@@ -189,7 +189,7 @@ impl<P: Provider> Engine<P> {
     }
 
     fn apply_create(&mut self, token: &str, name: &str, inputs: PropertyMap) -> Outcome<State> {
-        let created = self.provider.create(self.create_request(token, name, inputs.clone(), false))?;
+        let created = self.create_call(self.create_request(token, name, inputs.clone(), false))?;
         if created.id.is_empty() {
             return Err(Failure::Engine(format!("Create of {token} '{name}' returned no ID")));
         }
@@ -229,15 +229,15 @@ impl<P: Provider> Engine<P> {
         if !changed {
             return Ok((Step::Same, news));
         }
-        // As the engine decides: a replace key, or a detailed diff entry of a replacing kind.
-        let mut keys = diff.replaces;
-        for (path, change) in diff.detailed_diff.iter().flatten() {
-            let replacing =
-                matches!(change.kind, DiffKind::AddReplace | DiffKind::DeleteReplace | DiffKind::UpdateReplace);
-            if replacing && !keys.contains(path) {
-                keys.push(path.clone());
-            }
-        }
+        // As the engine decides: a replace key, or a detailed diff entry of a
+        // replacing kind (whose paths are the keys when there are no others).
+        let replacing =
+            |kind: &DiffKind| matches!(kind, DiffKind::AddReplace | DiffKind::DeleteReplace | DiffKind::UpdateReplace);
+        let detailed = diff.detailed_diff.iter().flatten().filter(|(_, change)| replacing(&change.kind));
+        let keys = match diff.replaces {
+            keys if keys.is_empty() => detailed.map(|(path, _)| path.clone()).collect(),
+            keys => keys,
+        };
         if keys.is_empty() {
             return Ok((Step::Update, news));
         }
@@ -252,9 +252,9 @@ impl<P: Provider> Engine<P> {
         let (step, news) = self.plan(state, inputs)?;
         let outputs = match &step {
             Step::Same => state.outputs.clone(),
-            Step::Update => self.provider.update(self.update_request(state, news, true))?.properties,
+            Step::Update => self.update_call(self.update_request(state, news, true))?.properties,
             Step::Replace { .. } => {
-                self.provider.create(self.create_request(&state.token, &state.name, news, true))?.properties
+                self.create_call(self.create_request(&state.token, &state.name, news, true))?.properties
             }
         };
         Ok((step, outputs))
@@ -269,7 +269,7 @@ impl<P: Provider> Engine<P> {
             // Nothing is called, but the new inputs are recorded.
             Step::Same => State { inputs: news, ..state.clone() },
             Step::Update => {
-                let updated = self.provider.update(self.update_request(state, news.clone(), false))?;
+                let updated = self.update_call(self.update_request(state, news.clone(), false))?;
                 applied("Update", &updated.properties)?;
                 State { inputs: news, outputs: updated.properties, ..state.clone() }
             }
@@ -347,15 +347,42 @@ impl<P: Provider> Engine<P> {
 
     /// `pulumi destroy` of the resource: Delete.
     pub fn delete(&mut self, state: State) -> Outcome<()> {
-        Ok(self.provider.delete(DeleteRequest {
+        let (properties, old_inputs) = (in_words(&state.outputs)?, in_words(&state.inputs)?);
+        let req = DeleteRequest {
             id: state.id,
             urn: state.urn,
             name: state.name,
             resource_type: state.token,
-            properties: state.outputs,
-            old_inputs: state.inputs,
+            properties: PropertyMap::new(),
+            old_inputs: PropertyMap::new(),
             timeout: 0.0,
-        })?)
+        };
+        Ok(self.provider.delete_words(req, properties, old_inputs)?)
+    }
+
+    // Create, Update and Delete go the way a component's exports call
+    // them: the maps in words, read where they lie (the typed layer has a
+    // path of its own for them), and the outputs back through words.
+
+    fn create_call(&mut self, mut req: CreateRequest) -> Outcome<CreateResponse> {
+        let properties = in_words(&std::mem::take(&mut req.properties))?;
+        let created = self.provider.create_outputs(req, properties)?;
+        Ok(CreateResponse {
+            id: created.id,
+            properties: crate::wire::decode_map(crate::wire::encode_outputs(created.properties))?,
+            refresh_before_update: created.refresh_before_update,
+        })
+    }
+
+    fn update_call(&mut self, mut req: UpdateRequest) -> Outcome<UpdateResponse> {
+        let olds = in_words(&std::mem::take(&mut req.olds))?;
+        let news = in_words(&std::mem::take(&mut req.news))?;
+        let old_inputs = in_words(&std::mem::take(&mut req.old_inputs))?;
+        let updated = self.provider.update_outputs(req, olds, news, old_inputs)?;
+        Ok(UpdateResponse {
+            properties: crate::wire::decode_map(crate::wire::encode_outputs(updated.properties))?,
+            refresh_before_update: updated.refresh_before_update,
+        })
     }
 
     /// An invoke (a function call of the program); failures are a [`Failure::Check`].
@@ -448,3 +475,8 @@ pub fn every_kind() -> PropertyMap {
 #[cfg(test)]
 #[path = "testing_tests.rs"]
 mod tests;
+
+/// A map as a component receives it: in words.
+fn in_words(m: &PropertyMap) -> Result<crate::wire::read::Words> {
+    crate::wire::words(crate::wire::encode_map(m))
+}
