@@ -195,6 +195,22 @@ mod tests {
         assert_eq!(format!("{t:?}"), "Text(held 7, 2048 bytes)");
     }
 
+    /// A value kept past its call reads every held text inside, however
+    /// deep: natively that read is the panic, which shows it was reached.
+    #[test]
+    #[should_panic(expected = "held asset text 9 outside a component")]
+    fn keeping_a_value_reads_its_held_texts_wherever_they_are() {
+        use crate::value::{Archive, ArchiveMember, ArchiveSource, Asset, AssetSource, Value};
+        let held = Asset { hash: None, source: Some(AssetSource::Text(Text::held(9, 4096))) };
+        let mut kept = Value::Asset(Asset::text("owned"));
+        kept.read_held_texts();
+        assert!(matches!(&kept, Value::Asset(a) if matches!(&a.source, Some(AssetSource::Text(t)) if t == "owned")));
+        let members = [("f".to_owned(), ArchiveMember::Asset(held))].into();
+        let archive = Archive { hash: None, source: Some(ArchiveSource::Assets(members)) };
+        let mut value = Value::secret(Value::Object([("a".to_owned(), Value::Archive(archive))].into()));
+        value.read_held_texts();
+    }
+
     #[test]
     #[should_panic(expected = "outside a component")]
     fn natively_a_held_text_cannot_be_read() {

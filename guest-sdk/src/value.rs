@@ -161,6 +161,37 @@ impl Value {
         }
     }
 
+    /// Reads every held asset text inside (see [`Text`]), so the value can
+    /// be kept past the call that received it.
+    pub fn read_held_texts(&mut self) {
+        fn asset(a: &mut Asset) {
+            if let Some(AssetSource::Text(t)) = &mut a.source
+                && t.is_held()
+            {
+                *t = Text::from(t.as_str().to_owned());
+            }
+        }
+        fn archive(a: &mut Archive) {
+            if let Some(ArchiveSource::Assets(members)) = &mut a.source {
+                for member in members.values_mut() {
+                    match member {
+                        ArchiveMember::Asset(a) => asset(a),
+                        ArchiveMember::Archive(a) => archive(a),
+                    }
+                }
+            }
+        }
+        match self {
+            Value::Asset(a) => asset(a),
+            Value::Archive(a) => archive(a),
+            Value::Secret(v) => v.read_held_texts(),
+            Value::Output(Output { value: Some(v), .. }) => v.read_held_texts(),
+            Value::Array(items) => items.iter_mut().for_each(Value::read_held_texts),
+            Value::Object(m) => m.values_mut().for_each(Value::read_held_texts),
+            _ => {}
+        }
+    }
+
     /// The value with secret and known-output wrappers removed, at this level only.
     pub fn plain(&self) -> &Value {
         match self {

@@ -150,6 +150,8 @@ fn check_config<C: Object>(mut news: PropertyMap) -> CheckResponse {
 
 fn configure<C: Object + 'static>(args: &PropertyMap) -> Result<AnyConfig> {
     let mut args = args.clone();
+    // Kept for every later call, so no text may stay behind a handle of this one.
+    args.values_mut().for_each(Value::read_held_texts);
     coerce::<C>(&mut args);
     normalize::<C>(&mut args);
     let decoded = decode_state::<C>(&args);
