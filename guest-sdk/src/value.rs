@@ -8,8 +8,10 @@ pub use crate::text::Text;
 /// A resource's properties: keys in sorted order, so output is deterministic.
 pub type PropertyMap = BTreeMap<String, Value>;
 
-/// A property value, with every kind Pulumi can send explicit.
-#[derive(Clone, Debug, PartialEq)]
+/// A property value, with every kind Pulumi can send explicit. Neither
+/// `Display` nor `Debug` shows what a secret holds: a request printed
+/// with `{:?}` into a log line must not put the user's secret there.
+#[derive(Clone, PartialEq)]
 pub enum Value {
     Null,
     Bool(bool),
@@ -261,6 +263,32 @@ impl Value {
     }
 }
 
+impl fmt::Debug for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Null => f.write_str("Null"),
+            Value::Bool(b) => f.debug_tuple("Bool").field(b).finish(),
+            Value::Number(n) => f.debug_tuple("Number").field(n).finish(),
+            Value::String(s) => f.debug_tuple("String").field(s).finish(),
+            Value::Bytes(b) => f.debug_tuple("Bytes").field(b).finish(),
+            Value::Array(a) => f.debug_tuple("Array").field(a).finish(),
+            Value::Object(m) => f.debug_tuple("Object").field(m).finish(),
+            Value::Asset(a) => f.debug_tuple("Asset").field(a).finish(),
+            Value::Archive(a) => f.debug_tuple("Archive").field(a).finish(),
+            Value::Secret(_) => f.write_str("Secret(..)"),
+            Value::Unknown(k) => f.debug_tuple("Unknown").field(k).finish(),
+            Value::ResourceRef(r) => f.debug_tuple("ResourceRef").field(r).finish(),
+            Value::Output(o) if o.secret => f
+                .debug_struct("Output")
+                .field("known", &o.value.is_some())
+                .field("secret", &true)
+                .field("dependencies", &o.dependencies)
+                .finish(),
+            Value::Output(o) => f.debug_tuple("Output").field(o).finish(),
+        }
+    }
+}
+
 impl fmt::Display for Value {
     /// Plain JSON-like text; secrets are masked so they never reach a log by accident.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -366,4 +394,25 @@ macro_rules! props {
         $( m.insert(::std::string::String::from($k), $crate::Value::from($v)); )*
         m
     }};
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::props;
+
+    #[test]
+    fn neither_display_nor_debug_shows_a_secret() {
+        let hidden =
+            Output { value: Some(Box::new("hunter2".into())), secret: true, dependencies: vec!["urn:d".into()] };
+        let v = Value::Object(props! { "pw" => Value::secret("hunter2"), "out" => Value::Output(hidden), "n" => 1 });
+        for shown in [format!("{v}"), format!("{v:?}"), format!("{v:#?}")] {
+            assert!(!shown.contains("hunter2"), "{shown}");
+        }
+        assert!(format!("{v}").contains(r#""pw":[secret]"#), "{v}");
+        let debug = format!("{v:?}");
+        assert!(debug.contains("Number(1.0)") && debug.contains("urn:d") && debug.contains("Secret(..)"), "{debug}");
+        assert_eq!(format!("{:?}", Value::secret(1)), "Secret(..)");
+        assert_eq!(format!("{:?}", Value::from("plain")), "String(\"plain\")");
+    }
 }
