@@ -399,7 +399,6 @@ macro_rules! props {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::props;
 
     #[test]
     fn neither_display_nor_debug_shows_a_secret() {
