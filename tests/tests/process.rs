@@ -514,6 +514,9 @@ async fn autonaming_is_said_at_handshake_from_a_cold_or_warm_start_and_honoured_
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         assert_eq!(warm, start == "warm", "{}", p.stderr());
+        // Configure says the same, whatever the guest's configure answered (echo's says no).
+        let configured = p.client.configure(ConfigureRequest::default()).await.unwrap().into_inner();
+        assert!(configured.supports_autonaming_configuration, "{start} start: as at Handshake");
         for (mode, given, expected) in [
             (Mode::Propose, None, "proposed-1a2b"),
             (Mode::Propose, Some("mine"), "mine"),

@@ -212,7 +212,11 @@ impl<B: Backend> ResourceProvider for ProviderService<B> {
             self.plain_secrets.store(!r.accept_secrets, Ordering::Relaxed);
             self.plain_references.store(!r.accept_resources, Ordering::Relaxed);
         }
-        unary!(self, request, configure, replayed)
+        let answered: Result<Response<pb::ConfigureResponse>, Status> = unary!(self, request, configure, replayed);
+        let mut response = answered?;
+        // What the Handshake said, which the protocol says this must match.
+        response.get_mut().supports_autonaming_configuration = self.autonaming;
+        Ok(response)
     }
 
     async fn invoke(&self, request: Request<pb::InvokeRequest>) -> Result<Response<pb::InvokeResponse>, Status> {
