@@ -521,26 +521,27 @@ fn alias(a: &pb::Alias) -> Option<types::Alias> {
 }
 
 /// The engine's `ErrorResourceInitFailed` detail for a guest's init
-/// failure, and what was wrong with it if anything was. The resource
-/// exists, so its id is kept whatever else is wrong: a state or inputs that
-/// do not convert are left out (the engine records the id, and a refresh
-/// reads the rest), and a reason says why.
-pub fn init_failure(f: types::InitFailure, o: WireOptions) -> (pb::ErrorResourceInitFailed, Option<String>) {
+/// failure; when its state or inputs do not convert, the error and the
+/// detail without them (the id and reasons), for the caller to decide.
+pub fn init_failure(
+    f: types::InitFailure,
+    o: WireOptions,
+) -> Result<pb::ErrorResourceInitFailed, (pb::ErrorResourceInitFailed, ConvertError)> {
     let (properties, inputs) = (out(f.properties, o), f.inputs.map(|i| out(i, o)).transpose());
-    let bad = [properties.as_ref().err(), inputs.as_ref().err()].into_iter().flatten().next().map(|e| {
-        format!("the provider's state for it was invalid, so only its id is kept (refresh it to read the rest): {e}")
-    });
-    let mut reasons: Vec<String> =
-        f.reasons.into_iter().map(|r| text::escape_within(r, text::LINES, text::MAX_MESSAGE)).collect();
-    reasons.extend(bad.iter().map(|b| text::escape_within(b.clone(), text::LINES, text::MAX_MESSAGE)));
-    let detail = pb::ErrorResourceInitFailed {
+    let mut detail = pb::ErrorResourceInitFailed {
         id: f.id,
-        properties: properties.ok().flatten(),
-        reasons,
-        inputs: inputs.ok().flatten().flatten(),
+        properties: None,
+        reasons: f.reasons.into_iter().map(|r| text::escape_within(r, text::LINES, text::MAX_MESSAGE)).collect(),
+        inputs: None,
         refresh_before_update: false,
     };
-    (detail, bad)
+    match (properties, inputs) {
+        (Ok(properties), Ok(inputs)) => {
+            (detail.properties, detail.inputs) = (properties, inputs.flatten());
+            Ok(detail)
+        }
+        (Err(e), _) | (_, Err(e)) => Err((detail, e)),
+    }
 }
 
 #[cfg(test)]

@@ -113,7 +113,7 @@ impl<B: Backend> ProviderService<B> {
         if held::active() {
             out.each_value(&mut |v| words::held_handles(v, &mut held::expect_use));
         }
-        let made = out.made().map(str::to_owned);
+        let made = out.made().filter(|_| effect == Effect::Creates).map(str::to_owned);
         out.into_wire(self.wire()).map_err(|e| match made {
             Some(id) => status::made_but_bad(id, e),
             None => status::bad_response(e, effect),
@@ -247,7 +247,9 @@ impl<B: Backend> ResourceProvider for ProviderService<B> {
     }
 
     async fn create(&self, request: Request<pb::CreateRequest>) -> Result<Response<pb::CreateResponse>, Status> {
-        unary!(self, request, create, |r: &pb::CreateRequest| deadline(r.timeout), Effect::Changes)
+        // A preview makes nothing.
+        let effect = if request.get_ref().preview { Effect::Reads } else { Effect::Creates };
+        unary!(self, request, create, |r: &pb::CreateRequest| deadline(r.timeout), effect)
     }
 
     async fn read(&self, request: Request<pb::ReadRequest>) -> Result<Response<pb::ReadResponse>, Status> {
@@ -275,7 +277,8 @@ impl<B: Backend> ResourceProvider for ProviderService<B> {
     }
 
     async fn update(&self, request: Request<pb::UpdateRequest>) -> Result<Response<pb::UpdateResponse>, Status> {
-        unary!(self, request, update, |r: &pb::UpdateRequest| deadline(r.timeout), Effect::Changes)
+        let effect = if request.get_ref().preview { Effect::Reads } else { Effect::Changes };
+        unary!(self, request, update, |r: &pb::UpdateRequest| deadline(r.timeout), effect)
     }
 
     async fn delete(&self, request: Request<pb::DeleteRequest>) -> Result<Response<()>, Status> {

@@ -34,20 +34,28 @@ pub fn bad_response(e: ConvertError, effect: Effect) -> Status {
         | ConvertError::TooManyBytes { .. }
         | ConvertError::Words(WordsError::TooManyBytes { .. }) => {
             let message = cap(format!("the provider returned a value over the host's limits: {e}"));
-            match effect {
-                Effect::Reads => Status::resource_exhausted(message),
-                Effect::Changes => Status::unknown(format!("{message}; the change itself may have taken effect")),
+            match effect.changes() {
+                false => Status::resource_exhausted(message),
+                true => Status::unknown(format!("{message}; the change itself may have taken effect")),
             }
         }
         e => Status::internal(cap(format!("the provider returned an invalid response: {e}"))),
     }
 }
 
-/// Whether an RPC changes the provider's resources (Create, Update, Delete).
+/// Whether an RPC changes the provider's resources: Create (not in a
+/// preview), which also makes one, Update and Delete (not in a preview).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Effect {
     Reads,
     Changes,
+    Creates,
+}
+
+impl Effect {
+    fn changes(self) -> bool {
+        self != Effect::Reads
+    }
 }
 
 /// A call that did not complete. If the guest reported partial state before
@@ -74,7 +82,7 @@ pub fn runtime(e: RuntimeError, o: WireOptions, effect: Effect) -> Status {
         | RuntimeError::SetUpTooOften { .. } => Code::FailedPrecondition,
     };
     let (code, message) = match code {
-        Code::DeadlineExceeded | Code::ResourceExhausted | Code::Cancelled if effect == Effect::Changes => {
+        Code::DeadlineExceeded | Code::ResourceExhausted | Code::Cancelled if effect.changes() => {
             (Code::Unknown, format!("{e}; the change was interrupted, so whether it took effect is unknown"))
         }
         _ => (code, e.to_string()),
@@ -88,7 +96,7 @@ pub fn runtime(e: RuntimeError, o: WireOptions, effect: Effect) -> Status {
                 inputs: None,
                 reasons: vec![message.clone()],
             };
-            recorded(message, failure, o)
+            recorded(code, message, failure, o, effect)
         }
         None => Status::new(code, message),
     }
@@ -99,7 +107,7 @@ pub fn call(e: CallError, o: WireOptions, effect: Effect) -> Status {
     match e {
         CallError::Runtime(e) => runtime(e, o, effect),
         CallError::NotStarted(e) => runtime(e, o, Effect::Reads),
-        CallError::Provider { error, denials } => guest(error, o, &denials),
+        CallError::Provider { error, denials } => guest(error, o, &denials, effect),
     }
 }
 
@@ -109,31 +117,37 @@ pub fn call(e: CallError, o: WireOptions, effect: Effect) -> Status {
 /// resource that was created.
 const MAX_DETAIL: usize = 4 << 20;
 
-/// A resource created but not initialised. A state too large to travel is
-/// dropped, the id and reasons kept: the engine records the resource, and
-/// a refresh reads the rest.
-/// A resource that was created but not finished, for the engine to record
-/// (its id always; its state when that converts).
-fn recorded(message: String, failure: types::InitFailure, o: WireOptions) -> Status {
-    let (detail, bad) = init_failure(failure, o);
-    let message = match bad {
-        Some(bad) => cap(format!("{message}; {bad}")),
-        None => message,
-    };
-    init_failed(message, detail)
+/// A resource that was made or changed but not finished, for the engine to
+/// record. A state that does not convert is dropped from a Create's, its id
+/// kept: the resource exists, and without its id nothing would ever delete
+/// it. From any other call the answer is `code` without the detail, so
+/// the engine keeps the state it had rather than an empty one.
+fn recorded(code: Code, message: String, failure: types::InitFailure, o: WireOptions, effect: Effect) -> Status {
+    match init_failure(failure, o) {
+        Ok(detail) => init_failed(message, detail),
+        Err((mut detail, e)) if effect == Effect::Creates => {
+            let why = format!("its state was invalid, so only its id is kept (refresh it to read the rest): {e}");
+            detail.reasons.push(cap(why.clone()));
+            init_failed(cap(format!("{message}; {why}")), detail)
+        }
+        Err((_, e)) => Status::new(code, cap(format!("{message}; its state was invalid: {e}"))),
+    }
 }
 
 /// A Create whose answer named the resource it made but was otherwise
 /// invalid: the resource exists, so the engine must still record its id,
 /// or it would be left in the cloud with nothing in the state to delete it.
 pub fn made_but_bad(id: String, e: ConvertError) -> Status {
-    let message = bad_response(e, Effect::Changes).message().to_owned();
+    let message = bad_response(e, Effect::Creates).message().to_owned();
     let message =
         cap(format!("{message}; the resource {id} was created, so only its id is kept (refresh it to read the rest)"));
     let detail = pulumirpc::ErrorResourceInitFailed { id, reasons: vec![message.clone()], ..Default::default() };
     init_failed(message, detail)
 }
 
+/// A resource created but not initialised. A state too large to travel is
+/// dropped, the id and reasons kept: the engine records the resource, and
+/// a refresh reads the rest.
 fn init_failed(mut message: String, mut detail: pulumirpc::ErrorResourceInitFailed) -> Status {
     let size = detail.encoded_len();
     if size > MAX_DETAIL {
@@ -169,8 +183,8 @@ fn with_detail<M: Message>(code: Code, message: String, type_name: &str, detail:
 
 /// An error the guest returned; `denials` (what the sandbox refused during
 /// the call, each naming the missing grant) are added to its message.
-pub fn guest(e: types::Error, o: WireOptions, denials: &[String]) -> Status {
-    let status = guest_status(e, o);
+pub fn guest(e: types::Error, o: WireOptions, denials: &[String], effect: Effect) -> Status {
+    let status = guest_status(e, o, effect);
     if denials.is_empty() {
         return status;
     }
@@ -187,7 +201,7 @@ pub fn guest(e: types::Error, o: WireOptions, denials: &[String]) -> Status {
     Status::with_details(status.code(), message, details.into())
 }
 
-fn guest_status(e: types::Error, o: WireOptions) -> Status {
+fn guest_status(e: types::Error, o: WireOptions, effect: Effect) -> Status {
     use types::Error as E;
     match e {
         E::Unimplemented(m) => Status::unimplemented(cap(m)),
@@ -216,7 +230,7 @@ fn guest_status(e: types::Error, o: WireOptions) -> Status {
         }
         E::InitFailed(f) => {
             let message = cap(format!("resource {} created but failed to initialise: {}", f.id, f.reasons.join("; ")));
-            recorded(message, f, o)
+            recorded(Code::Unknown, message, f, o, effect)
         }
     }
 }
@@ -229,14 +243,14 @@ mod tests {
     fn denials_reach_the_message_inside_the_details_too() {
         let keys = vec![types::MissingKey { name: "kv:endpoint".into(), description: String::new() }];
         let denials = ["missing grant: env \"KV_TOKEN\"".to_owned()];
-        let s = guest(types::Error::MissingKeys(keys), WireOptions::default(), &denials);
+        let s = guest(types::Error::MissingKeys(keys), WireOptions::default(), &denials, Effect::Reads);
         assert_eq!(s.code(), Code::InvalidArgument);
         assert!(s.message().ends_with("missing grant: env \"KV_TOKEN\""), "{}", s.message());
         let details = tonic_types::pb::Status::decode(s.details()).expect("details");
         assert_eq!(details.message, s.message());
         assert_eq!(details.details.len(), 1, "the detail itself is kept");
 
-        let plain = guest(types::Error::Failed("boom".into()), WireOptions::default(), &denials);
+        let plain = guest(types::Error::Failed("boom".into()), WireOptions::default(), &denials, Effect::Reads);
         assert!(plain.details().is_empty() && plain.message().starts_with("boom; missing grant"), "{plain:?}");
     }
 
@@ -244,7 +258,8 @@ mod tests {
     fn a_detail_stays_within_what_the_engine_reads() {
         // 400 keys of 64 KiB each: ~25 MiB, as many as fit are kept, first first.
         let key = |i: usize| types::MissingKey { name: format!("k{i}"), description: "d".repeat(64 << 10) };
-        let s = guest(types::Error::MissingKeys((0..400).map(key).collect()), WireOptions::default(), &[]);
+        let s =
+            guest(types::Error::MissingKeys((0..400).map(key).collect()), WireOptions::default(), &[], Effect::Reads);
         let details = tonic_types::pb::Status::decode(s.details()).expect("details");
         assert!(details.details[0].value.len() <= MAX_DETAIL, "{}", details.details[0].value.len());
         let kept = pulumirpc::ConfigureErrorMissingKeys::decode(details.details[0].value.as_slice()).unwrap();
@@ -265,7 +280,12 @@ mod tests {
     #[test]
     fn a_guests_huge_message_is_cut() {
         let huge = "é".repeat(100_000);
-        let s = guest(types::Error::Failed(huge.clone()), WireOptions::default(), std::slice::from_ref(&huge));
+        let s = guest(
+            types::Error::Failed(huge.clone()),
+            WireOptions::default(),
+            std::slice::from_ref(&huge),
+            Effect::Reads,
+        );
         assert!(s.message().len() < text::MAX_MESSAGE + 40, "{}", s.message().len());
         assert!(s.message().starts_with("éé") && s.message().ends_with(" more bytes cut]"));
         let trap = RuntimeError::Trap { message: huge, partial: None };

@@ -100,6 +100,31 @@ async fn a_create_with_an_invalid_state_still_gives_the_engine_its_id() {
         assert!(detail.reasons.iter().any(|r| r.contains("refresh it to read the rest")), "{what}");
         assert_eq!(detail.reasons.iter().any(|r| r == "half made"), init_failed_too, "{what}");
     }
+    // A preview makes nothing: an invalid answer is only that.
+    let preview = CreateRequest {
+        urn: "urn:pulumi:dev::proj::hostile:index:Malformed::m".into(),
+        name: "m".into(),
+        r#type: "hostile:index:Malformed".into(),
+        properties: Some(to_struct(json!({ "kind": "duplicateKeys" }))),
+        preview: true,
+        ..Default::default()
+    };
+    let s = p.client.create(preview).await.expect_err("an invalid answer");
+    assert_eq!((s.code(), s.details().is_empty()), (Code::Internal, true), "{s:?}");
+    // An update that did not finish with an invalid state: the engine must
+    // keep the state it has, so no detail (which it would record as the
+    // new, empty, state), and UNKNOWN: the change may have happened.
+    let update = UpdateRequest {
+        id: "made-1".into(),
+        urn: "urn:pulumi:dev::proj::hostile:index:Malformed::m".into(),
+        r#type: "hostile:index:Malformed".into(),
+        olds: Some(to_struct(json!({ "kind": "a" }))),
+        news: Some(to_struct(json!({ "kind": "duplicateKeys" }))),
+        ..Default::default()
+    };
+    let s = p.client.update(update).await.expect_err("an invalid state");
+    assert_eq!((s.code(), s.details().is_empty()), (Code::Unknown, true), "{s:?}");
+    assert!(s.message().contains("half updated") && s.message().contains("its state was invalid"), "{s:?}");
     ok_call(&p, "after the invalid creates").await;
 }
 

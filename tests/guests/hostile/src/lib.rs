@@ -27,9 +27,10 @@
 //!
 //! One resource: `hostile:index:Malformed` (`kind`, `initFailed`) is
 //! created as `made-1` with a malformed state (a `malformed` kind), answered
-//! as a success or, with `initFailed`, as a create that did not finish.
+//! as a success or, with `initFailed`, as a create that did not finish; its
+//! update is always one that did not finish, with such a state.
 //!
-//! `huge`, `malformed` and that create bypass the SDK's adapter: this crate
+//! `huge`, `malformed` and that resource bypass the SDK's adapter: this crate
 //! implements the raw WIT export trait and hands every other call to the SDK.
 
 use std::hint::black_box;
@@ -767,7 +768,14 @@ impl rp::Guest for Raw {
         <Sdk as rp::Guest>::read(req)
     }
     fn update(req: rp::UpdateRequest) -> Result<rp::UpdateResponse, t::Error> {
-        <Sdk as rp::Guest>::update(req)
+        if req.type_ != "hostile:index:Malformed" {
+            return <Sdk as rp::Guest>::update(req);
+        }
+        let kind = scalars(&req.news).get("kind").and_then(Value::as_str).unwrap_or("duplicateKeys").to_owned();
+        let properties =
+            malformed(&kind, 1_000_000).ok_or_else(|| t::Error::InvalidArgument(format!("unknown kind {kind:?}")))?;
+        let reasons = vec!["half updated".into()];
+        Err(t::Error::InitFailed(t::InitFailure { id: req.id, properties, inputs: None, reasons }))
     }
     fn delete(req: rp::DeleteRequest) -> Result<(), t::Error> {
         <Sdk as rp::Guest>::delete(req)
