@@ -434,7 +434,7 @@ async fn a_parameterized_provider_s_own_resources_carry_its_package() {
             r#type: "fleet:index:Component".into(),
             name: name.into(),
             parent: STACK_URN.into(),
-            inputs: Some(to_struct(json!({ "x": 1 }))),
+            inputs: Some(to_struct(json!({ "x": 1, "withProvider": name == "a" }))),
             ..Default::default()
         };
         p.client.construct(req).await.unwrap();
@@ -444,11 +444,18 @@ async fn a_parameterized_provider_s_own_resources_carry_its_package() {
     for (package, reference) in received.packages.iter().zip(["pkg-1", "pkg-2"]) {
         assert_eq!((package.name.as_str(), package.version.as_str()), ("probe", env!("CARGO_PKG_VERSION")));
         let made = package.parameterization.as_ref().unwrap();
-        assert_eq!((made.name.as_str(), made.value.as_slice()), ("fleet", b"v1".as_slice()));
+        let version = env!("CARGO_PKG_VERSION");
+        assert_eq!((made.name.as_str(), made.version.as_str(), made.value.as_slice()), ("fleet", version, &b"v1"[..]));
         assert!(package.extension.is_none());
-        let ours: Vec<_> = received.registrations.iter().filter(|r| r.package_ref == reference).collect();
-        assert_eq!(ours.len(), 1, "{reference}: {:?}", received.registrations);
-        assert_eq!((ours[0].r#type.as_str(), ours[0].custom), ("fleet:index:Thing", true));
+        let ours: Vec<_> =
+            received.registrations.iter().filter(|r| r.package_ref == reference).map(|r| &r.r#type).collect();
+        // The first Construct also registered an explicit provider of the package.
+        let expected = if reference == "pkg-1" {
+            &["pulumi:providers:fleet", "fleet:index:Thing"][..]
+        } else {
+            &["fleet:index:Thing"]
+        };
+        assert_eq!(ours, expected, "{reference}: {:?}", received.registrations);
     }
     let component = received.registrations.iter().find(|r| r.r#type == "fleet:index:Component").unwrap();
     assert!(component.package_ref.is_empty(), "a local component needs no provider");

@@ -64,7 +64,8 @@ impl GrpcMonitor {
     /// parameterized packages (see [`PackageDescriptor`]), else empty. An
     /// engine without `RegisterPackage` gets none, as before it had one.
     async fn package_ref(&self, token: &str) -> MonitorResult<String> {
-        let package = token.split(':').next();
+        // A provider resource of the package (`pulumi:providers:<pkg>`) is the package's too.
+        let package = token.strip_prefix("pulumi:providers:").unwrap_or(token).split(':').next();
         let Some(at) = self.packages.iter().position(|p| Some(p.name.as_str()) == package) else {
             return Ok(String::new());
         };

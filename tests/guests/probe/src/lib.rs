@@ -5,7 +5,8 @@
 //! working in the same process afterwards; with `spinMs` it also works that
 //! long after registering the child. Parameterized (`args: [name]`, or a
 //! value), it becomes package `name`; `construct` uses its type's package
-//! for the child, the invoke and the read.
+//! for the child, the invoke and the read, and with `withProvider` also
+//! registers an explicit provider of it first.
 
 use pulumi_wasm_sdk::component::{self, Alias, AliasParent, AliasSpec, Component, Options};
 use pulumi_wasm_sdk::*;
@@ -61,6 +62,11 @@ impl Provider for Probe {
             .child()
             .alias(Alias::Urn("urn:pulumi:dev::proj::probe:index:Thing::older".into()))
             .alias(Alias::Spec(spec));
+        // `withProvider`: an explicit provider of the package first.
+        if req.inputs.get("withProvider").and_then(Value::as_bool) == Some(true) {
+            let provider = format!("{}-provider", req.name);
+            me.custom(&format!("pulumi:providers:{package}"), &provider, PropertyMap::new(), me.child())?;
+        }
         let thing = format!("{package}:index:Thing");
         let child = me.custom(&thing, &format!("{}-thing", req.name), inputs.clone(), options)?;
         // `spinMs`: work that long after the child is registered (deadline tests).
