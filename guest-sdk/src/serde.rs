@@ -83,7 +83,8 @@ pub fn to_map<T: Serialize>(t: &T) -> Result<PropertyMap, SerdeError> {
 }
 
 /// [`to_map`], with every property that was secret in `inputs` secret in
-/// the result too, at the same path (within objects and lists).
+/// the result too, at the same path within objects; a list that held a
+/// secret is secret whole.
 pub fn to_map_like<T: Serialize>(t: &T, inputs: &PropertyMap) -> Result<PropertyMap, SerdeError> {
     let mut out = to_map(t)?;
     for (key, value) in &mut out {
@@ -109,7 +110,11 @@ fn seal_like(out: &mut Value, like: &Value) {
                 }
             }
         }
-        (Value::Array(out), Value::Array(like)) => out.iter_mut().zip(like).for_each(|(o, l)| seal_like(o, l)),
+        // Items are matched by nothing surer than their place, which a
+        // provider may change: a list with any secret in it is secret whole.
+        (out @ Value::Array(_), Value::Array(like)) if like.iter().any(Value::contains_secrets) => {
+            *out = Value::secret(std::mem::replace(out, Value::Null));
+        }
         _ => {}
     }
 }
@@ -173,7 +178,7 @@ mod tests {
         assert_eq!(to_map(&login).unwrap()["password"], Value::from("hunter2"), "to_map alone is plain");
         let out = to_map_like(&login, &inputs).unwrap();
         assert_eq!(out["password"], Value::secret("hunter2"));
-        assert_eq!(out["tags"], Value::Array(vec!["a".into(), Value::secret("b")]));
+        assert_eq!(out["tags"], Value::secret(Value::Array(vec!["a".into(), "b".into()])));
         assert_eq!((&out["user"], &out["extra"]), (&Value::from("ann"), &Value::Number(1.0)));
     }
 }
