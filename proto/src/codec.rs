@@ -56,7 +56,7 @@ impl<U: Message + Default> Decoder for InvalidArgument<U> {
         self.0.decode(buf).map_err(|e| {
             let limit =
                 if e.message().contains("recursion limit") { " (values may nest about 32 objects deep)" } else { "" };
-            Status::invalid_argument(format!("the message could not be decoded: {}{limit}", e.message()))
+            Status::invalid_argument(format!("{}{limit}", e.message()))
         })
     }
 
