@@ -38,6 +38,8 @@ struct Recorder {
     /// While false, registrations wait (after being recorded), as the
     /// engine's do while it creates the resource.
     open: Option<Arc<tokio::sync::watch::Sender<bool>>>,
+    /// An engine from before `RegisterPackage`: it answers UNIMPLEMENTED.
+    no_packages: bool,
 }
 
 /// The URN the engine gives a resource: the parent's type chain, `$`, the type.
@@ -173,6 +175,9 @@ impl ResourceMonitor for Recorder {
         &self,
         request: Request<RegisterPackageRequest>,
     ) -> Result<Response<RegisterPackageResponse>, Status> {
+        if self.no_packages {
+            return Err(Status::unimplemented("RegisterPackage is not implemented"));
+        }
         let mut received = self.received.lock().unwrap();
         received.packages.push(request.into_inner());
         Ok(Response::new(RegisterPackageResponse { r#ref: format!("pkg-{}", received.packages.len()) }))
@@ -206,6 +211,11 @@ impl TestMonitor {
     pub async fn gated() -> TestMonitor {
         let open = Some(Arc::new(tokio::sync::watch::Sender::new(false)));
         TestMonitor::serve_with(Recorder { open, ..Recorder::default() }).await
+    }
+
+    /// A monitor of an engine from before `RegisterPackage`.
+    pub async fn without_packages() -> TestMonitor {
+        TestMonitor::serve_with(Recorder { no_packages: true, ..Recorder::default() }).await
     }
 
     /// Lets waiting and later registrations through.

@@ -460,6 +460,18 @@ async fn a_parameterized_provider_s_own_resources_carry_its_package() {
     let component = received.registrations.iter().find(|r| r.r#type == "fleet:index:Component").unwrap();
     assert!(component.package_ref.is_empty(), "a local component needs no provider");
     assert!(received.reads.iter().all(|r| r.r#type == "fleet:index:Thing" && r.package_ref.starts_with("pkg-")));
+    // An engine from before RegisterPackage: the resources go as they did then.
+    let old_engine = TestMonitor::without_packages().await;
+    let req = ConstructRequest {
+        monitor_endpoint: old_engine.address.clone(),
+        r#type: "fleet:index:Component".into(),
+        name: "c".into(),
+        parent: STACK_URN.into(),
+        ..Default::default()
+    };
+    p.client.construct(req).await.unwrap();
+    let old = old_engine.received();
+    assert!(old.registrations.len() == 2 && old.registrations.iter().all(|r| r.package_ref.is_empty()), "{old:?}");
     let invokes: Vec<_> = received.invokes.iter().map(|i| (i.tok.as_str(), i.package_ref.as_str())).collect();
     assert_eq!(
         invokes,
