@@ -13,6 +13,7 @@ from pulumi_provider import (
     Context,
     CreateResult,
     DiffResult,
+    ProviderError,
     ReadResult,
     Resource,
     Secret,
@@ -87,7 +88,11 @@ class RandomString(Resource):
         ctx.log.info(f"generated a random string of {length} characters")
         return CreateResult(result, {**inputs, "result": result, "password": Secret(random_string(length))})
 
+    # The state is the resource: with none (an import) there is nothing to read.
     def read(self, id: str, props: dict, ctx: Context) -> ReadResult:
+        if not props:
+            why = f"a random string cannot be imported (read by ID '{id}' with no state)"
+            raise ProviderError("unimplemented", why)
         return ReadResult(id, props)
 
     # Only reached for changes that do not replace (none here): keep what was generated.

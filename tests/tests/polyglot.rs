@@ -241,6 +241,17 @@ async fn lifecycle(component: &Path, pkg: &str) {
     assert_eq!(read.id, created.id);
     assert_eq!(from_struct(read.properties.as_ref()), state);
     assert_eq!(from_struct(read.inputs.as_ref()), from_struct(inputs.as_ref()));
+    // An import (a Read by ID with no state) is refused, not answered with an empty state.
+    let import = ReadRequest {
+        id: "abc".into(),
+        urn: urn.clone(),
+        name: "pw".into(),
+        r#type: token.clone(),
+        ..Default::default()
+    };
+    let refused = p.client.read(import).await.unwrap_err();
+    assert_eq!(refused.code(), tonic::Code::Unimplemented, "{refused:?}");
+    assert!(refused.message().contains("cannot be imported (read by ID 'abc' with no state)"), "{refused:?}");
 
     // Update keeps what was generated (the engine only calls it for in-place changes).
     let updated = p

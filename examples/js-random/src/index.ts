@@ -7,6 +7,7 @@ import {
     type Resource,
     type Secret,
     type Unknown,
+    ProviderError,
     diffProperties,
     isUnknown,
     provider,
@@ -94,7 +95,12 @@ const randomStringResource: Resource<RandomStringInputs, RandomStringOutputs> = 
         return { id: result, outs: { ...inputs, result, password: secret(randomString(length)) } };
     },
 
+    // The state is the resource: with none (an import) there is nothing to read.
     read(id, props) {
+        if (Object.keys(props).length === 0) {
+            const why = `a random string cannot be imported (read by ID '${id}' with no state)`;
+            throw new ProviderError('unimplemented', why);
+        }
         return { id, props };
     },
 

@@ -672,6 +672,12 @@ export function provider(opts: ProviderOptions): Exports {
                 const props = mapFromWit(req.properties);
                 const inputs = mapFromWit(req.inputs);
                 const ctx = context(req, { oldInputs: inputs, timeout: req.timeout });
+                // Without `read` there is nothing to look a resource up by ID with
+                // (an import sends no state): refused, not answered with an empty state.
+                if (!r.read && Object.keys(props).length === 0) {
+                    const why = `${req.type} cannot be imported (read by ID '${req.id}' with no state): implement read`;
+                    throw new ProviderError('unimplemented', why);
+                }
                 const res = r.read ? await r.read(req.id, props, ctx) : { id: req.id, props, inputs };
                 return {
                     id: res.id ?? '',
