@@ -54,6 +54,8 @@ fn token(ty: &TypeAttrs) -> Tokens {
 fn object(input: &DeriveInput, ty: &TypeAttrs, fields: &FieldsNamed) -> Result<Tokens> {
     let sdk = sdk();
     let (mut props, mut decode, mut encode, mut build) = (vec![], vec![], vec![], vec![]);
+    // Fields with `min` or `max`, which must be numbers (`Bounded`).
+    let mut bounded = vec![];
     for (i, field) in fields.named.iter().enumerate() {
         let ident = field.ident.as_ref().expect("named field");
         let fty = &field.ty;
@@ -89,6 +91,9 @@ fn object(input: &DeriveInput, ty: &TypeAttrs, fields: &FieldsNamed) -> Result<T
             None => {}
         }
         props.push(quote!(out.push(#p);));
+        if a.min.is_some() || a.max.is_some() {
+            bounded.push(fty.clone());
+        }
         let (min, max) = (optional(&a.min), optional(&a.max));
         decode.push(quote! {
             let #var = cx.property::<#fty>(m, &__props[__at], #min, #max);
@@ -104,6 +109,10 @@ fn object(input: &DeriveInput, ty: &TypeAttrs, fields: &FieldsNamed) -> Result<T
     let doc = docs(&input.attrs);
     let tok = token(ty);
     Ok(quote! {
+        const _: () = {
+            fn bounded<T: #sdk::Bounded>() {}
+            #(let _: fn() = bounded::<#bounded>;)*
+        };
         #[automatically_derived]
         impl #sdk::PulumiType for #ident {
             const UNKNOWN: #sdk::UnknownKind = #sdk::UnknownKind::Object;

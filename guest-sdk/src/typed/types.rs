@@ -9,6 +9,31 @@ use crate::fields::Fields;
 use crate::value::{Archive, Asset, PropertyMap, UnknownKind, Value};
 use crate::wire::read::Node;
 
+/// A type whose values are numbers: what `#[pulumi(min = ..., max = ...)]`
+/// may bound. Implement it for a newtype that decodes from a number; on
+/// any other field the bounds would check nothing, so they do not compile:
+///
+/// ```compile_fail,E0277
+/// use pulumi_wasm_sdk::typed::*;
+///
+/// #[derive(PulumiType)]
+/// pub struct Args {
+///     #[pulumi(min = 1)]
+///     pub name: String,
+/// }
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`min` and `max` bound numbers, and `{Self}` is not a number type",
+    note = "implement `Bounded` for a type that decodes from a number"
+)]
+pub trait Bounded {}
+
+macro_rules! bounded {
+    ($($t:ty),*) => { $(impl Bounded for $t {})* };
+}
+bounded!(i8, i16, i32, i64, isize, u8, u16, u32, u64, usize, f32, f64);
+impl<T: Bounded> Bounded for Option<T> {}
+
 /// A Rust type that can be a Pulumi property. Derive it for structs (objects)
 /// and unit-only enums (string enums) with `#[derive(PulumiType)]`.
 pub trait PulumiType: Sized {
