@@ -13,6 +13,8 @@ pub struct FieldAttrs {
     pub min: Option<Expr>,
     pub max: Option<Expr>,
     pub flatten: bool,
+    /// The resource's name, chosen by Check when the program gives none.
+    pub autoname: bool,
 }
 
 /// Attributes of the struct or enum itself.
@@ -40,6 +42,8 @@ pub fn field_attrs(attrs: &[Attribute]) -> Result<FieldAttrs> {
                 out.replace = true;
             } else if p.is_ident("flatten") {
                 out.flatten = true;
+            } else if p.is_ident("autoname") {
+                out.autoname = true;
             } else if p.is_ident("default") {
                 out.default = Some(if meta.input.peek(Token![=]) { Some(meta.value()?.parse()?) } else { None });
             } else if p.is_ident("min") {
@@ -48,7 +52,7 @@ pub fn field_attrs(attrs: &[Attribute]) -> Result<FieldAttrs> {
                 out.max = Some(meta.value()?.parse()?);
             } else {
                 return Err(meta.error(
-                    "unknown attribute: expected name, secret, replace_on_changes, default, min, max or flatten",
+                    "unknown attribute: expected name, secret, replace_on_changes, default, min, max, flatten or autoname",
                 ));
             }
             Ok(())

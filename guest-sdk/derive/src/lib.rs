@@ -63,7 +63,8 @@ fn object(input: &DeriveInput, ty: &TypeAttrs, fields: &FieldsNamed) -> Result<T
         let a = field_attrs(&field.attrs)?;
         build.push(quote!(#ident: #var?));
         if a.flatten {
-            if a.name.is_some() || a.secret || a.replace || a.default.is_some() || a.min.is_some() || a.max.is_some() {
+            let other = a.name.is_some() || a.secret || a.replace || a.default.is_some() || a.autoname;
+            if other || a.min.is_some() || a.max.is_some() {
                 return Err(Error::new_spanned(ident, "`flatten` takes no other attributes"));
             }
             props.push(quote!(out.extend_from_slice(<#fty as #sdk::Object>::properties());));
@@ -82,6 +83,12 @@ fn object(input: &DeriveInput, ty: &TypeAttrs, fields: &FieldsNamed) -> Result<T
         }
         if a.replace || ty.replace {
             p = quote!(#p.replace_on_changes());
+        }
+        if a.autoname {
+            if a.default.is_some() {
+                return Err(Error::new_spanned(ident, "an `autoname` field has no `default`: Check names it"));
+            }
+            p = quote!(#p.autoname());
         }
         match &a.default {
             Some(Some(e)) => p = quote!(#p.with_default(#sdk::Value::from(#e))),

@@ -13,6 +13,8 @@ use crate::wire::read::Words;
 
 pub(crate) trait AnyResource {
     fn schema(&self, types: &mut Types) -> Json;
+    /// Whether its inputs have an `autoname` property.
+    fn autonames(&self) -> bool;
     fn check(&self, ctx: &Context, req: CheckRequest) -> Result<CheckResponse>;
     fn diff(&self, ctx: &Context, req: DiffRequest) -> Result<DiffResponse>;
     fn create(&self, ctx: &Context, req: CreateRequest) -> Result<Created>;
@@ -190,6 +192,10 @@ pub(crate) fn only(m: &PropertyMap, props: &[Property]) -> PropertyMap {
 impl<R: Resource> AnyResource for R {
     fn schema(&self, types: &mut Types) -> Json {
         schema::resource(R::State::DESCRIPTION, R::Inputs::properties(), R::State::properties(), types)
+    }
+
+    fn autonames(&self) -> bool {
+        R::Inputs::properties().iter().any(|p| p.autoname)
     }
 
     fn check(&self, ctx: &Context, req: CheckRequest) -> Result<CheckResponse> {

@@ -91,7 +91,7 @@ mod tests_provider;
 pub use decode::{Decoded, Decoder, Seg, decode, decode_state, describe, render};
 pub use provider::{Builder, Package, Typed};
 pub use pulumi_wasm_sdk_derive::PulumiType;
-pub use resource::{Context, Function, Partial, Resource, check_inputs, diff_inputs, init_failed};
+pub use resource::{Context, Function, Partial, Resource, autoname, check_inputs, diff_inputs, init_failed};
 pub use schema::{Json, Types};
 pub use types::{Bounded, Object, Property, PulumiType, normalize, normalize_object, put};
 

@@ -222,8 +222,11 @@ impl<P> Typed<P> {
 }
 
 impl<P: Package> Provider for Typed<P> {
+    /// Says it takes the engine's autonaming options when a resource names
+    /// itself (`#[pulumi(autoname)]`).
     fn info(&self) -> PluginInfo {
-        PluginInfo::new(&self.builder.name, &self.builder.version)
+        let info = PluginInfo::new(&self.builder.name, &self.builder.version);
+        if self.builder.resources.values().any(|r| r.autonames()) { info.with_autonaming() } else { info }
     }
 
     fn get_schema(&mut self, _req: GetSchemaRequest) -> Result<String> {
@@ -250,7 +253,7 @@ impl<P: Package> Provider for Typed<P> {
             })?;
             self.config_unknown = self.config.is_none() && req.args.values().any(Value::contains_unknowns);
         }
-        Ok(ConfigureResponse { supports_autonaming_configuration: false })
+        Ok(ConfigureResponse { supports_autonaming_configuration: self.info().supports_autonaming_configuration })
     }
 
     fn check(&mut self, req: CheckRequest) -> Result<CheckResponse> {

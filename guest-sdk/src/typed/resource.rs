@@ -8,8 +8,10 @@ use super::decode::{Decoded, decode};
 use super::types::{Object, PulumiType, normalize};
 use crate::diff::Differ;
 use crate::log::{self, ResourceLog};
-use crate::provider::{CheckFailure, CheckRequest, CheckResponse, DiffRequest, DiffResponse, Error, Result};
-use crate::value::PropertyMap;
+use crate::provider::{
+    AutonamingMode, CheckFailure, CheckRequest, CheckResponse, DiffRequest, DiffResponse, Error, Result,
+};
+use crate::value::{PropertyMap, Value};
 
 /// What a call is about.
 pub struct Context<'a> {
@@ -127,9 +129,18 @@ pub trait Resource: 'static {
         Vec::new()
     }
 
-    /// Default: [`check_inputs`] (defaults, types, ranges, then `validate`).
-    fn check(&self, _ctx: &Context, req: CheckRequest) -> Result<CheckResponse> {
-        Ok(check_inputs(self, req.news))
+    /// Default: [`autoname`], then [`check_inputs`] (defaults, types,
+    /// ranges, then `validate`).
+    fn check(&self, _ctx: &Context, mut req: CheckRequest) -> Result<CheckResponse> {
+        let mut news = std::mem::take(&mut req.news);
+        let named = autoname::<Self::Inputs>(&req, &mut news);
+        let mut checked = check_inputs(self, news);
+        if let Some(failure) = named {
+            // It says why the name is required, which decoding says too.
+            checked.failures.retain(|f| f.property != failure.property);
+            checked.failures.insert(0, failure);
+        }
+        Ok(checked)
     }
 
     /// Default: [`diff_inputs`] (structural; replace-on-change fields replace).
@@ -193,6 +204,48 @@ pub trait Function: 'static {
     fn validate(&self, _args: &Self::Args) -> Vec<CheckFailure> {
         Vec::new()
     }
+}
+
+/// Names the resource when the program does not: fills `T`'s `autoname`
+/// property (`#[pulumi(autoname)]`) in `news`, as Pulumi's providers do.
+///
+/// A name the program gives is kept. Otherwise the name it had (in
+/// `olds`) is kept, so an update does not rename, and so replace, the
+/// resource. Otherwise the engine's autonaming options decide: its
+/// proposed name (`propose`, `enforce`), or a failure (`disable`: the
+/// program must name it). An engine that sends none gets Pulumi's default:
+/// the resource's name, a dash and seven hex digits from the random seed.
+pub fn autoname<T: Object>(req: &CheckRequest, news: &mut PropertyMap) -> Option<CheckFailure> {
+    let p = T::properties().iter().find(|p| p.autoname)?;
+    if news.get(p.name).is_some_and(|v| !v.is_null()) {
+        return None;
+    }
+    if let Some(old) = req.olds.get(p.name).filter(|v| !v.is_null()) {
+        news.insert(p.name.to_owned(), old.clone());
+        return None;
+    }
+    let name = match &req.autonaming {
+        Some(a) if a.mode == AutonamingMode::Disable => {
+            return Some(CheckFailure::new(p.name, "is required: automatic naming is disabled"));
+        }
+        Some(a) => a.proposed_name.clone(),
+        None => format!("{}-{}", req.name, suffix(&req.random_seed, &req.urn)),
+    };
+    news.insert(p.name.to_owned(), Value::String(name));
+    None
+}
+
+/// Seven hex digits from the engine's random seed (or, without one, the URN).
+fn suffix(seed: &[u8], urn: &str) -> String {
+    let hex = |bytes: &[u8]| bytes.iter().map(|b| format!("{b:02x}")).collect::<String>();
+    let from = if seed.len() >= 4 {
+        hex(&seed[..4])
+    } else {
+        // FNV-1a: stable across runs, and enough to tell names apart.
+        let hash = urn.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
+        hex(&hash.to_be_bytes())
+    };
+    from[..7].to_owned()
 }
 
 /// The default Check: applies defaults, marks secret fields, decodes

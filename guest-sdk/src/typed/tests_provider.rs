@@ -124,6 +124,25 @@ impl Resource for Notes {
     }
 }
 
+/// A bucket named by Check when the program does not name it.
+#[derive(PulumiType)]
+pub struct Bucket {
+    #[pulumi(autoname, replace_on_changes)]
+    pub name: String,
+}
+
+pub struct Buckets;
+
+impl Resource for Buckets {
+    const TOKEN: &'static str = "test:index:Bucket";
+    type Inputs = Bucket;
+    type State = Bucket;
+
+    fn create(&self, _ctx: &Context, bucket: Bucket) -> Result<(String, Bucket)> {
+        Ok((bucket.name.clone(), bucket))
+    }
+}
+
 /// Adds two numbers.
 #[derive(PulumiType)]
 pub struct AddArgs {
@@ -156,6 +175,7 @@ impl Package for Pkg {
             .display_name("Test")
             .resource(Thing)
             .resource(Notes)
+            .resource(Buckets)
             .function(Add)
             .config::<Config>()
     }
@@ -163,6 +183,7 @@ impl Package for Pkg {
 
 const THING: &str = "test:index:Thing";
 const NOTE: &str = "test:index:Note";
+const BUCKET: &str = "test:index:Bucket";
 
 fn check(p: &mut Typed<Pkg>, token: &str, news: PropertyMap) -> CheckResponse {
     let req = CheckRequest {
@@ -278,6 +299,47 @@ fn diff_replaces_on_replace_on_changes_fields_only() {
     let mut renamed = old.clone();
     renamed.insert("name".into(), "b".into());
     assert_eq!(diff(&mut p, old, renamed).replaces, ["name"]);
+}
+
+#[test]
+fn a_resource_the_program_does_not_name_is_named_as_the_engine_asks() {
+    use crate::{Autonaming, AutonamingMode};
+    let mut p = Typed::<Pkg>::default();
+    assert!(p.info().supports_autonaming_configuration, "said at Handshake, as a resource names itself");
+    let check = |p: &mut Typed<Pkg>, olds: PropertyMap, news: PropertyMap, autonaming: Option<Autonaming>| {
+        let req = CheckRequest {
+            urn: "urn:pulumi:s::p::test:index:Bucket::logs".into(),
+            name: "logs".into(),
+            resource_type: BUCKET.into(),
+            olds,
+            news,
+            random_seed: vec![0xab, 0xcd, 0xef, 0x01, 0x23],
+            autonaming,
+            old_outputs: None,
+        };
+        p.check(req).unwrap()
+    };
+    let named = |r: &CheckResponse| (r.inputs.get("name").cloned(), failures(r).len());
+    let proposed = |mode| Some(Autonaming { proposed_name: "logs-prod".into(), mode });
+    // Pulumi's default: the resource's name, a dash, seven hex digits of the seed.
+    assert_eq!(named(&check(&mut p, props! {}, props! {}, None)), (Some("logs-abcdef0".into()), 0));
+    // The engine's proposal, unless naming is disabled.
+    let r = check(&mut p, props! {}, props! {}, proposed(AutonamingMode::Propose));
+    assert_eq!(named(&r), (Some("logs-prod".into()), 0));
+    let r = check(&mut p, props! {}, props! {}, proposed(AutonamingMode::Enforce));
+    assert_eq!(named(&r), (Some("logs-prod".into()), 0));
+    let r = check(&mut p, props! {}, props! {}, proposed(AutonamingMode::Disable));
+    assert_eq!(failures(&r), [("name", "is required: automatic naming is disabled")]);
+    // A name the program gives wins; an update keeps the name it had.
+    let r = check(&mut p, props! {}, props! { "name" => "mine" }, proposed(AutonamingMode::Enforce));
+    assert_eq!(named(&r), (Some("mine".into()), 0));
+    let r = check(&mut p, props! { "name" => "logs-1234567" }, props! {}, proposed(AutonamingMode::Propose));
+    assert_eq!(named(&r), (Some("logs-1234567".into()), 0));
+    // Not a required input in the schema.
+    let req = GetSchemaRequest { version: 0, subpackage_name: String::new(), subpackage_version: String::new() };
+    let schema: serde_json::Value = serde_json::from_str(&p.get_schema(req).unwrap()).unwrap();
+    let bucket = &schema["resources"][BUCKET];
+    assert_eq!((&bucket["requiredInputs"], &bucket["required"]), (&json!(null), &json!(["name"])), "{bucket}");
 }
 
 #[test]

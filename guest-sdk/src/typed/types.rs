@@ -121,6 +121,9 @@ pub struct Property {
     pub secret: bool,
     pub replace_on_changes: bool,
     pub default: Option<Value>,
+    /// The resource's name: Check chooses it when the program gives none
+    /// (see [`autoname`](super::autoname)), so it is never a required input.
+    pub autoname: bool,
     pub unknown: UnknownKind,
     pub(crate) schema: fn(&mut Types) -> Json,
     pub(crate) normalize: fn(&mut Value),
@@ -135,6 +138,7 @@ impl Property {
             secret: false,
             replace_on_changes: false,
             default: None,
+            autoname: false,
             unknown: T::UNKNOWN,
             schema: T::schema,
             normalize: T::normalize,
@@ -151,6 +155,11 @@ impl Property {
         self
     }
 
+    pub fn autoname(mut self) -> Self {
+        self.autoname = true;
+        self
+    }
+
     pub fn with_default(mut self, v: Value) -> Self {
         self.default = (!v.is_null()).then_some(v);
         self
@@ -158,7 +167,7 @@ impl Property {
 
     /// Must be given as an input: not optional and without a default.
     pub fn required_input(&self) -> bool {
-        !self.optional && self.default.is_none()
+        !self.optional && self.default.is_none() && !self.autoname
     }
 }
 
