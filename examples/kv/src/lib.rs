@@ -86,12 +86,14 @@ fn check_endpoint(endpoint: &str) -> Option<String> {
 }
 
 /// One item of the key-value API. The key is the resource's ID; changing it
-/// replaces the item. Refresh detects changes made directly in the API.
+/// replaces the item; a program that gives none gets one named after the
+/// resource (the engine's autonaming). Refresh detects changes made
+/// directly in the API.
 // The inputs, the state, and the JSON the API stores.
 #[derive(PulumiType, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Item {
-    /// The item's key (1 to 256 characters).
-    #[pulumi(replace_on_changes)]
+    /// The item's key (1 to 256 characters); by default named after the resource.
+    #[pulumi(autoname, replace_on_changes)]
     #[serde(default)]
     pub key: Key,
     /// The item's value.
@@ -212,9 +214,10 @@ mod tests {
         assert!(check(props! { "key" => Value::Unknown(UnknownKind::String), "value" => "v" }).is_empty());
         assert_eq!(check(props! { "key" => "", "value" => 1 }), vec!["key", "value"]);
         assert_eq!(check(props! { "key" => "k".repeat(MAX_KEY + 1), "value" => "v" }), vec!["key"]);
+        // No key: named after the resource (autonaming), so not a failure.
         assert_eq!(
             check(props! { "value" => "v", "tags" => props! { "n" => 1 }, "extra" => true }),
-            vec!["extra", "key", "tags.n"]
+            vec!["extra", "tags.n"]
         );
     }
 

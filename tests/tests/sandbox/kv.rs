@@ -57,6 +57,32 @@ fn read(name: &str, id: &str, state: &Option<prost_types::Struct>) -> ReadReques
 }
 
 #[tokio::test]
+async fn kv_names_an_item_the_program_does_not_name_as_the_engine_asks() {
+    use pulumirpc::check_request::{AutonamingOptions, autonaming_options::Mode};
+    let api = KvApi::start(None).await;
+    let (engine, mut p) = kv(&api, Launch::new().policy(&kv_policy(&api), PolicyAt::Beside)).await;
+    let handshake = ProviderHandshakeRequest { engine_address: engine.address.clone(), ..Default::default() };
+    let said = p.client.handshake(handshake).await.unwrap().into_inner();
+    assert!(said.supports_autonaming_configuration, "the item's key is named by Check, so kv takes the options");
+    let key = |r: &CheckResponse| from_struct(r.inputs.as_ref())["key"].clone();
+    // No options (an older engine): Pulumi's default, the resource's name and seven hex digits of the seed.
+    let plain = p.client.check(check("logs", json!({"value": "v"}))).await.unwrap().into_inner();
+    assert_eq!((key(&plain), plain.failures.len()), (json!("logs-0101010"), 0));
+    // The engine's proposal; none at all when naming is disabled.
+    let mut proposed = check("logs", json!({"value": "v"}));
+    proposed.autonaming = Some(AutonamingOptions { proposed_name: "logs-prod".into(), mode: Mode::Propose as i32 });
+    let checked = p.client.check(proposed.clone()).await.unwrap().into_inner();
+    assert_eq!(key(&checked), json!("logs-prod"));
+    let created = p.client.create(create("logs", &checked.inputs, false)).await.unwrap().into_inner();
+    assert_eq!(created.id, "logs-prod");
+    assert!(api.item("logs-prod").is_some(), "stored under the name it was given");
+    proposed.autonaming.as_mut().unwrap().mode = Mode::Disable as i32;
+    let disabled = p.client.check(proposed).await.unwrap().into_inner();
+    let failures: Vec<_> = disabled.failures.iter().map(|f| (f.property.as_str(), f.reason.as_str())).collect();
+    assert_eq!(failures, [("key", "is required: automatic naming is disabled")]);
+}
+
+#[tokio::test]
 async fn kv_lifecycle_through_the_host_with_its_grant() {
     let api = KvApi::start(Some(TOKEN)).await;
     let launch = Launch::new().policy(&kv_policy(&api), PolicyAt::Beside).env("KV_TOKEN", TOKEN);
