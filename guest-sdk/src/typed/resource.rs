@@ -269,10 +269,19 @@ pub fn check_inputs<R: Resource + ?Sized>(resource: &R, mut news: PropertyMap) -
 /// The old inputs are read as this version of the provider reads inputs:
 /// only the properties it declares, with its defaults. They were checked by
 /// the version that created the resource, so a property a newer version
-/// added with a default, or dropped, is no change to the resource.
+/// added with a default, or dropped, is no change to the resource. One
+/// the old state holds (an output that became an input) is taken from the
+/// state rather than the default: that is what the resource has.
 pub fn diff_inputs<R: Resource + ?Sized>(req: &DiffRequest) -> DiffResponse {
     let props = R::Inputs::properties();
     let mut olds = only(if req.old_inputs.is_empty() { &req.olds } else { &req.old_inputs }, props);
+    for p in props.iter().filter(|p| p.default.is_some()) {
+        if !olds.contains_key(p.name)
+            && let Some(had) = req.olds.get(p.name)
+        {
+            olds.insert(p.name.to_owned(), had.clone());
+        }
+    }
     normalize::<R::Inputs>(&mut olds);
     let replace: Vec<&str> = props.iter().filter(|p| p.replace_on_changes).map(|p| p.name).collect();
     Differ::new().replace_on_changes(&replace).ignore(&req.ignore_changes).diff(&olds, &req.news)

@@ -363,8 +363,20 @@ fn a_newer_version_s_defaults_and_dropped_properties_are_no_change() {
     assert_eq!(diff(&mut p, stored.clone(), news).changes, DiffChanges::None);
     // A value other than the default is still a change.
     let news = check(&mut p, THING, props! { "name" => "a", "size" => 3 }).inputs;
-    let d = diff(&mut p, stored, news);
+    let d = diff(&mut p, stored.clone(), news.clone());
     assert_eq!((d.changes, d.replaces.len()), (DiffChanges::Some, 0));
+    // One the old state holds (an output that became an input) is what the resource has.
+    let req = DiffRequest {
+        id: "id".into(),
+        urn: String::new(),
+        name: "r".into(),
+        resource_type: THING.into(),
+        olds: props! { "name" => "a", "size" => 3, "arn" => "arn:a" },
+        news,
+        old_inputs: stored,
+        ignore_changes: vec![],
+    };
+    assert_eq!(p.diff(req).unwrap().changes, DiffChanges::None);
 }
 
 #[test]
