@@ -112,11 +112,8 @@ pub struct Config {
 
 /// A client for the configured endpoint, with the token if the user passes `KV_TOKEN` through.
 fn api(ctx: &Context) -> Result<Api> {
-    let config = ctx.config::<Config>().ok_or_else(|| match ctx.config_is_unknown() {
-        true => Error::FailedPrecondition("the kv provider's endpoint is not known until the update".into()),
-        false => {
-            Error::FailedPrecondition("the kv provider is not configured: set `kv:endpoint` in the stack config".into())
-        }
+    let config = ctx.config::<Config>().ok_or_else(|| {
+        Error::FailedPrecondition("the kv provider is not configured: set `kv:endpoint` in the stack config".into())
     })?;
     let token = std::env::var("KV_TOKEN").ok().filter(|t| !t.is_empty());
     Ok(Api::new(&config.endpoint.0, token))
@@ -288,35 +285,5 @@ mod tests {
         assert!(configure(props! { "endpoint" => "https://kv.example.com" }).is_ok());
         assert!(matches!(configure(props! { "endpoint" => "ftp://x" }), Err(Error::InvalidArgument(_))));
         assert!(matches!(configure(props! {}), Err(Error::MissingKeys(k)) if k[0].name == "kv:endpoint"));
-    }
-
-    #[test]
-    fn an_endpoint_not_known_yet_is_not_a_missing_one() {
-        let read = |kv: &mut Typed<Kv>| {
-            let properties = props! { "key" => "k", "value" => "v" };
-            let request = pulumi_wasm_sdk::ReadRequest {
-                id: "k".into(),
-                urn: String::new(),
-                name: "i".into(),
-                resource_type: ITEM.into(),
-                properties,
-                inputs: props! {},
-                timeout: 0.0,
-            };
-            kv.read(request).unwrap_err().to_string()
-        };
-        let mut kv = Typed::<Kv>::default();
-        assert!(read(&mut kv).contains("set `kv:endpoint`"), "{}", read(&mut kv));
-        let args = props! { "endpoint" => Value::Unknown(pulumi_wasm_sdk::UnknownKind::String) };
-        let request = ConfigureRequest {
-            variables: Default::default(),
-            args,
-            id: String::new(),
-            urn: String::new(),
-            name: String::new(),
-            resource_type: "pulumi:providers:kv".into(),
-        };
-        kv.configure(request).unwrap();
-        assert!(read(&mut kv).contains("not known until the update"), "{}", read(&mut kv));
     }
 }

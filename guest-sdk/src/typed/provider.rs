@@ -193,14 +193,12 @@ pub trait Package: 'static {
 pub struct Typed<P> {
     builder: Builder,
     config: AnyConfig,
-    /// Configured with values not known yet (a preview).
-    config_unknown: bool,
     package: PhantomData<fn() -> P>,
 }
 
 impl<P: Package> Default for Typed<P> {
     fn default() -> Self {
-        Typed { builder: P::build(), config: None, config_unknown: false, package: PhantomData }
+        Typed { builder: P::build(), config: None, package: PhantomData }
     }
 }
 
@@ -216,7 +214,6 @@ impl<P> Typed<P> {
             token: token.to_owned(),
             timeout,
             config: self.config.as_deref(),
-            config_unknown: self.config_unknown,
         }
     }
 }
@@ -251,7 +248,6 @@ impl<P: Package> Provider for Typed<P> {
                 ),
                 e => e,
             })?;
-            self.config_unknown = self.config.is_none() && req.args.values().any(Value::contains_unknowns);
         }
         Ok(ConfigureResponse { supports_autonaming_configuration: self.info().supports_autonaming_configuration })
     }

@@ -24,30 +24,19 @@ pub struct Context<'a> {
     /// Seconds; 0 when unset.
     pub timeout: f64,
     pub(crate) config: Option<&'a dyn Any>,
-    pub(crate) config_unknown: bool,
 }
 
 impl Context<'static> {
     /// A context without configuration, e.g. to call a resource's methods in unit tests.
     pub fn new(urn: &str, name: &str, token: &str) -> Self {
-        let (urn, name, token) = (urn.to_owned(), name.to_owned(), token.to_owned());
-        Context { urn, name, token, timeout: 0.0, config: None, config_unknown: false }
+        Context { urn: urn.to_owned(), name: name.to_owned(), token: token.to_owned(), timeout: 0.0, config: None }
     }
 }
 
 impl Context<'_> {
     /// The provider configuration (`Builder::config::<C>()`), once `configure` has run.
-    /// `None` before, and in a preview where some of it is not known yet
-    /// ([`Context::config_is_unknown`]).
     pub fn config<C: 'static>(&self) -> Option<&C> {
         self.config.and_then(|c| c.downcast_ref())
-    }
-
-    /// Whether the configuration is there but not known yet: in a preview,
-    /// a value that comes from a resource not yet made. Tells "wait for
-    /// the update" apart from "not configured" when [`Context::config`] is `None`.
-    pub fn config_is_unknown(&self) -> bool {
-        self.config_unknown
     }
 
     /// Messages to the Pulumi CLI, tied to this resource.
