@@ -56,6 +56,7 @@ fn object(input: &DeriveInput, ty: &TypeAttrs, fields: &FieldsNamed) -> Result<T
     let (mut props, mut decode, mut encode, mut build) = (vec![], vec![], vec![], vec![]);
     // Fields with `min` or `max`, which must be numbers (`Bounded`).
     let mut bounded = vec![];
+    let mut autonamed = false;
     for (i, field) in fields.named.iter().enumerate() {
         let ident = field.ident.as_ref().expect("named field");
         let fty = &field.ty;
@@ -88,6 +89,10 @@ fn object(input: &DeriveInput, ty: &TypeAttrs, fields: &FieldsNamed) -> Result<T
             if a.default.is_some() {
                 return Err(Error::new_spanned(ident, "an `autoname` field has no `default`: Check names it"));
             }
+            if autonamed {
+                return Err(Error::new_spanned(ident, "a resource has one name: one `autoname` field"));
+            }
+            autonamed = true;
             p = quote!(#p.autoname());
         }
         match &a.default {
@@ -115,11 +120,16 @@ fn object(input: &DeriveInput, ty: &TypeAttrs, fields: &FieldsNamed) -> Result<T
     let name = ident.to_string();
     let doc = docs(&input.attrs);
     let tok = token(ty);
+    let bounded = (!bounded.is_empty()).then(|| {
+        quote! {
+            const _: () = {
+                fn bounded<T: #sdk::Bounded>() {}
+                #(let _: fn() = bounded::<#bounded>;)*
+            };
+        }
+    });
     Ok(quote! {
-        const _: () = {
-            fn bounded<T: #sdk::Bounded>() {}
-            #(let _: fn() = bounded::<#bounded>;)*
-        };
+        #bounded
         #[automatically_derived]
         impl #sdk::PulumiType for #ident {
             const UNKNOWN: #sdk::UnknownKind = #sdk::UnknownKind::Object;

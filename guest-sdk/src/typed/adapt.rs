@@ -3,7 +3,7 @@
 //! by token. The typed conventions live here: decode, call, encode, re-mark secrets.
 
 use super::decode::{Decoded, Source, decode, decode_defaulted, decode_state, decode_with, describe};
-use super::resource::{Context, Function, Partial, Resource};
+use super::resource::{Context, Function, Partial, Resource, autoname};
 use super::schema::{self, Json, Types};
 use super::types::{Object, Property, normalize};
 use crate::fields::{Fields, Outputs};
@@ -198,8 +198,19 @@ impl<R: Resource> AnyResource for R {
         R::Inputs::properties().iter().any(|p| p.autoname)
     }
 
-    fn check(&self, ctx: &Context, req: CheckRequest) -> Result<CheckResponse> {
-        Resource::check(self, ctx, req)
+    /// Names the resource first ([`autoname`]), so that a `check` of the
+    /// author's own gets named inputs too.
+    fn check(&self, ctx: &Context, mut req: CheckRequest) -> Result<CheckResponse> {
+        let mut news = std::mem::take(&mut req.news);
+        let named = autoname::<R::Inputs>(&req, &mut news);
+        req.news = news;
+        let mut checked = Resource::check(self, ctx, req)?;
+        if let Some(failure) = named {
+            // It says why the name is required, which decoding says too.
+            checked.failures.retain(|f| f.property != failure.property);
+            checked.failures.insert(0, failure);
+        }
+        Ok(checked)
     }
 
     fn diff(&self, ctx: &Context, req: DiffRequest) -> Result<DiffResponse> {

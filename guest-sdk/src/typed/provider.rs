@@ -56,6 +56,7 @@ impl Builder {
     }
 
     pub fn function<F: Function>(mut self, function: F) -> Self {
+        no_autoname::<F::Args>(F::TOKEN);
         let dup = self.functions.insert(F::TOKEN, Box::new(function));
         assert!(dup.is_none(), "function {} registered twice", F::TOKEN);
         self
@@ -64,6 +65,7 @@ impl Builder {
     /// The provider configuration: checked by CheckConfig, decoded by
     /// Configure, then available to every call as `ctx.config::<C>()`.
     pub fn config<C: Object + 'static>(mut self) -> Self {
+        no_autoname::<C>("the provider configuration");
         self.config = Some(ConfigType { properties: C::properties, check: check_config::<C>, decode: configure::<C> });
         self
     }
@@ -117,6 +119,15 @@ impl Builder {
             s.insert("types".into(), Json::Object(defs.into_iter().collect()));
         }
         serde_json::to_string_pretty(&Json::Object(s)).expect("a schema is JSON")
+    }
+}
+
+/// `autoname` marks a resource's name, which only a resource's Check
+/// fills: elsewhere the schema would call it optional and nothing would
+/// fill it, so that is refused as a duplicate registration is.
+fn no_autoname<T: Object>(what: &str) {
+    if let Some(p) = T::properties().iter().find(|p| p.autoname) {
+        panic!("`autoname` on {}.{} of {what}: it marks a resource's name, in its inputs", T::NAME, p.name);
     }
 }
 

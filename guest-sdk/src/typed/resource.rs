@@ -118,18 +118,11 @@ pub trait Resource: 'static {
         Vec::new()
     }
 
-    /// Default: [`autoname`], then [`check_inputs`] (defaults, types,
-    /// ranges, then `validate`).
-    fn check(&self, _ctx: &Context, mut req: CheckRequest) -> Result<CheckResponse> {
-        let mut news = std::mem::take(&mut req.news);
-        let named = autoname::<Self::Inputs>(&req, &mut news);
-        let mut checked = check_inputs(self, news);
-        if let Some(failure) = named {
-            // It says why the name is required, which decoding says too.
-            checked.failures.retain(|f| f.property != failure.property);
-            checked.failures.insert(0, failure);
-        }
-        Ok(checked)
+    /// Default: [`check_inputs`] (defaults, types, ranges, then
+    /// `validate`). An `autoname` property in `req.news` is already named
+    /// ([`autoname`]), overridden or not.
+    fn check(&self, _ctx: &Context, req: CheckRequest) -> Result<CheckResponse> {
+        Ok(check_inputs(self, req.news))
     }
 
     /// Default: [`diff_inputs`] (structural; replace-on-change fields replace).
@@ -197,13 +190,30 @@ pub trait Function: 'static {
 
 /// Names the resource when the program does not: fills `T`'s `autoname`
 /// property (`#[pulumi(autoname)]`) in `news`, as Pulumi's providers do.
+/// The typed layer does it before [`Resource::check`].
 ///
 /// A name the program gives is kept. Otherwise the name it had (in
 /// `olds`) is kept, so an update does not rename, and so replace, the
-/// resource. Otherwise the engine's autonaming options decide: its
-/// proposed name (`propose`, `enforce`), or a failure (`disable`: the
-/// program must name it). An engine that sends none gets Pulumi's default:
-/// the resource's name, a dash and seven hex digits from the random seed.
+/// resource (a name the program once gave and then dropped is kept too;
+/// a replacement is checked with no `olds` and gets a new one). Otherwise
+/// the engine's autonaming options decide: its proposed name (`propose`,
+/// `enforce`), or a failure (`disable`: the program must name it). An
+/// engine that sends none gets Pulumi's default: the resource's name, a
+/// dash and seven hex digits from the random seed.
+///
+/// A resource has one name:
+///
+/// ```compile_fail
+/// use pulumi_wasm_sdk::typed::*;
+///
+/// #[derive(PulumiType)]
+/// pub struct Args {
+///     #[pulumi(autoname)]
+///     pub name: String,
+///     #[pulumi(autoname)]
+///     pub alias: String,
+/// }
+/// ```
 pub fn autoname<T: Object>(req: &CheckRequest, news: &mut PropertyMap) -> Option<CheckFailure> {
     let p = T::properties().iter().find(|p| p.autoname)?;
     if news.get(p.name).is_some_and(|v| !v.is_null()) {
@@ -218,7 +228,11 @@ pub fn autoname<T: Object>(req: &CheckRequest, news: &mut PropertyMap) -> Option
             return Some(CheckFailure::new(p.name, "is required: automatic naming is disabled"));
         }
         Some(a) => a.proposed_name.clone(),
-        None => format!("{}-{}", req.name, suffix(&req.random_seed, &req.urn)),
+        None => {
+            // An engine older than `CheckRequest.name` leaves it empty: the URN ends with it.
+            let name = if req.name.is_empty() { req.urn.rsplit("::").next().unwrap_or_default() } else { &req.name };
+            format!("{name}-{}", suffix(&req.random_seed, &req.urn))
+        }
     };
     news.insert(p.name.to_owned(), Value::String(name));
     None

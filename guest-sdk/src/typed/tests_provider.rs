@@ -141,6 +141,11 @@ impl Resource for Buckets {
     fn create(&self, _ctx: &Context, bucket: Bucket) -> Result<(String, Bucket)> {
         Ok((bucket.name.clone(), bucket))
     }
+
+    // A check of its own still gets named inputs.
+    fn check(&self, _ctx: &Context, req: CheckRequest) -> Result<CheckResponse> {
+        Ok(check_inputs(self, req.news))
+    }
 }
 
 /// Adds two numbers.
@@ -323,6 +328,18 @@ fn a_resource_the_program_does_not_name_is_named_as_the_engine_asks() {
     let proposed = |mode| Some(Autonaming { proposed_name: "logs-prod".into(), mode });
     // Pulumi's default: the resource's name, a dash, seven hex digits of the seed.
     assert_eq!(named(&check(&mut p, props! {}, props! {}, None)), (Some("logs-abcdef0".into()), 0));
+    // An engine that does not send the name: the URN's.
+    let old_engine = CheckRequest {
+        urn: "urn:pulumi:s::p::test:index:Bucket::audit".into(),
+        name: String::new(),
+        resource_type: BUCKET.into(),
+        olds: props! {},
+        news: props! {},
+        random_seed: vec![0x12, 0x34, 0x56, 0x78],
+        autonaming: None,
+        old_outputs: None,
+    };
+    assert_eq!(named(&p.check(old_engine).unwrap()), (Some("audit-1234567".into()), 0));
     // The engine's proposal, unless naming is disabled.
     let r = check(&mut p, props! {}, props! {}, proposed(AutonamingMode::Propose));
     assert_eq!(named(&r), (Some("logs-prod".into()), 0));
@@ -340,6 +357,41 @@ fn a_resource_the_program_does_not_name_is_named_as_the_engine_asks() {
     let schema: serde_json::Value = serde_json::from_str(&p.get_schema(req).unwrap()).unwrap();
     let bucket = &schema["resources"][BUCKET];
     assert_eq!((&bucket["requiredInputs"], &bucket["required"]), (&json!(null), &json!(["name"])), "{bucket}");
+}
+
+/// `autoname` marks a resource's name: on a function's arguments nothing
+/// would fill it, so registering the function refuses it.
+#[test]
+#[should_panic(expected = "`autoname` on Bucket.name of test:index:named")]
+fn autoname_is_for_a_resource_s_inputs_only() {
+    struct Named;
+    impl Function for Named {
+        const TOKEN: &'static str = "test:index:named";
+        type Args = Bucket;
+        type Output = Sum;
+        fn invoke(&self, _ctx: &Context, _args: Bucket) -> Result<Sum> {
+            Ok(Sum { sum: 0 })
+        }
+    }
+    let _ = Builder::new("test", "1.0.0").function(Named);
+}
+
+/// A configuration is kept for every later call: a held text in it is
+/// read at Configure (natively that read is the panic, which shows it).
+#[test]
+#[should_panic(expected = "held asset text 5 outside a component")]
+fn a_configuration_keeps_no_held_text() {
+    use crate::{Asset, AssetSource, Text};
+    let held = Value::Asset(Asset { hash: None, source: Some(AssetSource::Text(Text::held(5, 2048))) });
+    let mut p = Typed::<Pkg>::default();
+    let _ = p.configure(ConfigureRequest {
+        variables: BTreeMap::new(),
+        args: props! { "region" => "eu", "bundle" => held },
+        id: String::new(),
+        urn: String::new(),
+        name: String::new(),
+        resource_type: String::new(),
+    });
 }
 
 #[test]
