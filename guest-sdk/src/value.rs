@@ -107,7 +107,8 @@ pub struct ResourceRef {
 }
 
 /// A value with its secretness and dependencies (`value: None` = unknown).
-#[derive(Clone, Debug, PartialEq)]
+/// Its `Debug` does not show a secret one's value.
+#[derive(Clone, PartialEq)]
 pub struct Output {
     pub value: Option<Box<Value>>,
     pub secret: bool,
@@ -278,14 +279,19 @@ impl fmt::Debug for Value {
             Value::Secret(_) => f.write_str("Secret(..)"),
             Value::Unknown(k) => f.debug_tuple("Unknown").field(k).finish(),
             Value::ResourceRef(r) => f.debug_tuple("ResourceRef").field(r).finish(),
-            Value::Output(o) if o.secret => f
-                .debug_struct("Output")
-                .field("known", &o.value.is_some())
-                .field("secret", &true)
-                .field("dependencies", &o.dependencies)
-                .finish(),
             Value::Output(o) => f.debug_tuple("Output").field(o).finish(),
         }
+    }
+}
+
+impl fmt::Debug for Output {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut out = f.debug_struct("Output");
+        match &self.value {
+            Some(_) if self.secret => out.field("value", &format_args!("..")),
+            value => out.field("value", value),
+        };
+        out.field("secret", &self.secret).field("dependencies", &self.dependencies).finish()
     }
 }
 
@@ -412,6 +418,8 @@ mod tests {
         let debug = format!("{v:?}");
         assert!(debug.contains("Number(1.0)") && debug.contains("urn:d") && debug.contains("Secret(..)"), "{debug}");
         assert_eq!(format!("{:?}", Value::secret(1)), "Secret(..)");
+        let printed = Output { value: Some(Box::new("hunter2".into())), secret: true, dependencies: vec![] };
+        assert!(!format!("{printed:?}").contains("hunter2"), "{printed:?}");
         assert_eq!(format!("{:?}", Value::from("plain")), "String(\"plain\")");
     }
 }
