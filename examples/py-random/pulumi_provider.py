@@ -439,9 +439,10 @@ class Resource:
         return preview_outputs(self.schema, {**(olds or {}), **news})
 
     def read(self, id: str, props: PropertyMap, ctx: Context) -> ReadResult:
-        # An import sends no state: without a read of its own there is nothing
-        # to look the resource up by ID with, so it is refused, not emptied.
-        if not props:
+        # An import sends no state and no inputs: without a read of its own
+        # there is nothing to look the resource up by ID with, so it is
+        # refused, not emptied.
+        if not props and not ctx.old_inputs:
             why = f"{ctx.type} cannot be imported (read by ID '{id}' with no state): implement read"
             raise ProviderError("unimplemented", why)
         return ReadResult(id, props, ctx.old_inputs)

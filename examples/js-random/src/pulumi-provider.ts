@@ -673,8 +673,9 @@ export function provider(opts: ProviderOptions): Exports {
                 const inputs = mapFromWit(req.inputs);
                 const ctx = context(req, { oldInputs: inputs, timeout: req.timeout });
                 // Without `read` there is nothing to look a resource up by ID with
-                // (an import sends no state): refused, not answered with an empty state.
-                if (!r.read && Object.keys(props).length === 0) {
+                // (an import sends no state and no inputs): refused, not answered
+                // with an empty state.
+                if (!r.read && Object.keys(props).length === 0 && Object.keys(inputs).length === 0) {
                     const why = `${req.type} cannot be imported (read by ID '${req.id}' with no state): implement read`;
                     throw new ProviderError('unimplemented', why);
                 }
