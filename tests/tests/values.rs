@@ -133,6 +133,17 @@ async fn byte_strings_need_negotiation() {
     assert!(err.message().contains("byte"), "{}", err.message());
 }
 
+/// An echo invoke after a refusal: the host kept serving.
+async fn still_serves(p: &mut Plugin) {
+    let ok = p
+        .client
+        .invoke(InvokeRequest { tok: "echo:index:echo".into(), args: Some(to_struct(json!({"y": 1}))), preview: false })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(from_struct(ok.r#return.as_ref()), json!({"y": 1.0}));
+}
+
 #[tokio::test]
 async fn malformed_values_are_refused_and_the_host_keeps_serving() {
     let (_engine, mut p) = echo().await;
@@ -155,13 +166,7 @@ async fn malformed_values_are_refused_and_the_host_keeps_serving() {
         assert_eq!(err.code(), Code::InvalidArgument, "{args}: {}", err.message());
         assert!(err.message().contains('x'), "names the property: {}", err.message());
     }
-    let ok = p
-        .client
-        .invoke(InvokeRequest { tok: "echo:index:echo".into(), args: Some(to_struct(json!({"y": 1}))), preview: false })
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!(from_struct(ok.r#return.as_ref()), json!({"y": 1.0}));
+    still_serves(&mut p).await;
 }
 
 #[tokio::test]
@@ -182,13 +187,7 @@ async fn a_value_nested_past_the_decoders_limit_is_an_invalid_argument() {
     let err = p.client.create(request).await.unwrap_err();
     assert_eq!(err.code(), Code::InvalidArgument, "{}", err.message());
     assert!(err.message().contains("about 32 objects deep"), "{}", err.message());
-    let ok = p
-        .client
-        .invoke(InvokeRequest { tok: "echo:index:echo".into(), args: Some(to_struct(json!({"y": 1}))), preview: false })
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!(from_struct(ok.r#return.as_ref()), json!({"y": 1.0}));
+    still_serves(&mut p).await;
 }
 
 /// A client that does not handshake negotiates in Configure: told it takes
