@@ -50,6 +50,8 @@ pub struct Engine<P: Provider> {
     project: String,
     /// Checks made so far: each gets its own random seed, as from the engine.
     checks: u64,
+    /// The stack's autonaming configuration: a mode and a name pattern.
+    autonaming: Option<(AutonamingMode, String)>,
 }
 
 /// A resource as the engine records it after a step.
@@ -113,7 +115,16 @@ pub type Outcome<T> = std::result::Result<T, Failure>;
 
 impl<P: Provider> Engine<P> {
     pub fn new(provider: P) -> Self {
-        Engine { provider, stack: "test".into(), project: "test".into(), checks: 0 }
+        Engine { provider, stack: "test".into(), project: "test".into(), checks: 0, autonaming: None }
+    }
+
+    /// Names resources as a stack configured for autonaming does: every
+    /// Check then proposes `pattern` with `${name}` the resource's name,
+    /// in `mode`, to a provider that said it takes the options (as the
+    /// engine sends them only then).
+    pub fn autonaming(&mut self, mode: AutonamingMode, pattern: &str) -> &mut Self {
+        self.autonaming = Some((mode, pattern.to_owned()));
+        self
     }
 
     /// The provider, for calls this harness does not make.
@@ -160,6 +171,12 @@ impl<P: Provider> Engine<P> {
     /// resource); refusals are a [`Failure::Check`].
     pub fn check(&mut self, token: &str, name: &str, olds: PropertyMap, news: PropertyMap) -> Outcome<PropertyMap> {
         let urn = self.urn(token, name);
+        let taken = self.provider.info().supports_autonaming_configuration;
+        let autonaming = self
+            .autonaming
+            .as_ref()
+            .filter(|_| taken)
+            .map(|(mode, pattern)| Autonaming { proposed_name: pattern.replace("${name}", name), mode: *mode });
         let req = CheckRequest {
             random_seed: self.next_seed(&urn),
             urn,
@@ -167,7 +184,7 @@ impl<P: Provider> Engine<P> {
             resource_type: token.into(),
             olds,
             news,
-            autonaming: None,
+            autonaming,
             old_outputs: None,
         };
         passed(self.provider.check(req)?)

@@ -359,6 +359,25 @@ fn a_resource_the_program_does_not_name_is_named_as_the_engine_asks() {
     assert_eq!((&bucket["requiredInputs"], &bucket["required"]), (&json!(null), &json!(["name"])), "{bucket}");
 }
 
+/// The test engine proposes names as a stack configured for autonaming does.
+#[test]
+fn the_test_engine_proposes_names_when_asked() {
+    use crate::AutonamingMode;
+    use crate::testing::{Engine, Failure};
+    let mut engine = Engine::new(Typed::<Pkg>::default());
+    let plain = engine.create(BUCKET, "logs", props! {}).unwrap();
+    assert!(plain.outputs["name"].as_str().unwrap().starts_with("logs-"), "{:?}", plain.outputs);
+    engine.autonaming(AutonamingMode::Enforce, "${name}-prod");
+    assert_eq!(engine.create(BUCKET, "logs", props! {}).unwrap().id, "logs-prod");
+    engine.autonaming(AutonamingMode::Disable, "");
+    let refused = engine.create(BUCKET, "logs", props! {}).unwrap_err();
+    assert!(
+        matches!(&refused, Failure::Check(f) if f[0].reason.contains("automatic naming is disabled")),
+        "{refused:?}"
+    );
+    assert_eq!(engine.create(BUCKET, "logs", props! { "name" => "mine" }).unwrap().id, "mine");
+}
+
 /// `autoname` marks a resource's name: on a function's arguments nothing
 /// would fill it, so registering the function refuses it.
 #[test]
