@@ -29,7 +29,7 @@ use tokio::sync::{Mutex, mpsc};
 
 use crate::runtime::bindings::{rp, types};
 use crate::runtime::{
-    Backend, CallError, Grants, GuestLog, LoadedProvider, PackageDescriptor, Policy, Runtime, RuntimeError,
+    Backend, CallError, Grants, GuestLog, LoadedProvider, PackageDescriptor, Policy, Runtime, RuntimeError, package_of,
 };
 use crate::store::{Store, StoreError};
 use approval::{Approvals, Record};
@@ -300,8 +300,7 @@ impl GenericProvider {
         let Some(first) = subs.first() else {
             return Err(not_parameterized());
         };
-        let package = token.strip_prefix("pulumi:providers:").unwrap_or(token);
-        let package = package.split(':').next().unwrap_or_default();
+        let package = package_of(token);
         if let Some(sub) = subs.iter().find(|s| s.name == package) {
             return Ok(sub.clone());
         }

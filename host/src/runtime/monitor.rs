@@ -46,6 +46,13 @@ pub struct PackageDescriptor {
     pub value: Vec<u8>,
 }
 
+/// The package a type or function token belongs to: its first part, or for
+/// a provider resource (`pulumi:providers:<pkg>`) the package it provides.
+pub fn package_of(token: &str) -> &str {
+    let token = token.strip_prefix("pulumi:providers:").unwrap_or(token);
+    token.split(':').next().unwrap_or_default()
+}
+
 /// Opens the monitor a `construct` or `call` request's deployment names, for
 /// a provider serving `packages`.
 pub trait MonitorConnector: Send + Sync {

@@ -22,7 +22,7 @@ use crate::convert::value::{
 };
 use crate::runtime::bindings::latest::pulumi::provider::monitor as m;
 use crate::runtime::bindings::{rp, types};
-use crate::runtime::{MonitorConnector, MonitorResult, Monitors, PackageDescriptor, ResourceMonitor};
+use crate::runtime::{MonitorConnector, MonitorResult, Monitors, PackageDescriptor, ResourceMonitor, package_of};
 
 /// How long connecting to the monitor may take: the wait on the monitor is
 /// not counted against the call's deadline, so it needs its own bound.
@@ -65,8 +65,8 @@ impl GrpcMonitor {
     /// engine without `RegisterPackage` gets none, as before it had one.
     async fn package_ref(&self, token: &str) -> MonitorResult<String> {
         // A provider resource of the package (`pulumi:providers:<pkg>`) is the package's too.
-        let package = token.strip_prefix("pulumi:providers:").unwrap_or(token).split(':').next();
-        let Some(at) = self.packages.iter().position(|p| Some(p.name.as_str()) == package) else {
+        let package = package_of(token);
+        let Some(at) = self.packages.iter().position(|p| p.name == package) else {
             return Ok(String::new());
         };
         let p = &self.packages[at];
