@@ -98,13 +98,15 @@ impl Backend for GenericProvider {
         Ok(None)
     }
 
+    /// Every component's names, once each. One that does not implement the
+    /// call has none: the engine reads UNIMPLEMENTED as "ask GetMapping with
+    /// no name", which would hide what the others answered.
     async fn get_mappings(&self, timeout: Option<Duration>, key: String) -> CallResult<Vec<String>> {
-        let mut all = Vec::new();
+        let mut answers = Vec::new();
         for unit in self.units() {
-            all.extend(unit.loaded.pool.get_mappings(timeout, key.clone()).await?);
+            answers.push(unit.loaded.pool.get_mappings(timeout, key.clone()).await);
         }
-        all.dedup();
-        Ok(all)
+        merge_mappings(answers)
     }
 
     /// Only when every component loaded so far reads them: a request's
@@ -116,6 +118,27 @@ impl Backend for GenericProvider {
 
     async fn cancel(&self, grace: Duration) {
         futures::future::join_all(self.units().iter().map(|u| u.loaded.pool.cancel(grace))).await;
+    }
+}
+
+/// The components' answers to GetMappings as one: their names in order,
+/// without repeats; UNIMPLEMENTED only when none implements it.
+fn merge_mappings(answers: Vec<CallResult<Vec<String>>>) -> CallResult<Vec<String>> {
+    let unimplemented =
+        |a: &CallResult<_>| matches!(a, Err(CallError::Provider { error: types::Error::Unimplemented(_), .. }));
+    let (mut seen, mut all, mut refusal) = (std::collections::HashSet::new(), Vec::new(), None);
+    let mut implemented = false;
+    for answer in answers {
+        if unimplemented(&answer) {
+            refusal = Some(answer);
+            continue;
+        }
+        implemented = true;
+        all.extend(answer?.into_iter().filter(|name| seen.insert(name.clone())));
+    }
+    match refusal {
+        Some(refusal) if !implemented => refusal,
+        _ => Ok(all),
     }
 }
 
@@ -148,5 +171,34 @@ impl GenericProvider {
             )));
         }
         Ok(Some(sub))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(list: &[&str]) -> CallResult<Vec<String>> {
+        Ok(list.iter().map(|n| n.to_string()).collect())
+    }
+
+    fn refused(error: types::Error) -> CallResult<Vec<String>> {
+        Err(CallError::Provider { error, denials: Vec::new() })
+    }
+
+    #[test]
+    fn mappings_are_every_component_s_names_once() {
+        let merged = merge_mappings(vec![names(&["aws", "gcp"]), names(&["azure", "aws"]), names(&["gcp"])]);
+        assert_eq!(merged.unwrap(), ["aws", "gcp", "azure"]);
+        // A component that does not implement the call has none to add.
+        let unimplemented = || refused(types::Error::Unimplemented("get-mappings".into()));
+        assert_eq!(merge_mappings(vec![unimplemented(), names(&["aws"])]).unwrap(), ["aws"]);
+        assert!(merge_mappings(vec![unimplemented(), names(&[])]).unwrap().is_empty());
+        // Only when none does is the call unimplemented (the engine then asks GetMapping).
+        let none = merge_mappings(vec![unimplemented(), unimplemented()]).unwrap_err();
+        assert!(matches!(none, CallError::Provider { error: types::Error::Unimplemented(_), .. }));
+        // Another failure is the answer.
+        let failed = merge_mappings(vec![names(&["aws"]), refused(types::Error::Failed("boom".into()))]);
+        assert!(matches!(failed, Err(CallError::Provider { error: types::Error::Failed(_), .. })));
     }
 }
