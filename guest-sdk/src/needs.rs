@@ -6,10 +6,11 @@
 pub const SECTION: &str = "pulumi-wasm-needs";
 
 /// Declares the sandbox grants this provider needs, as a custom section of
-/// the component:
+/// the component (`packages`: other packages a component provider asks the
+/// engine for from `construct` and `call`):
 ///
 /// ```ignore
-/// pulumi_wasm_sdk::declare_needs!(r#"{"http": ["https://api.example.com"], "env": ["API_TOKEN"], "dirs": ["/data"]}"#);
+/// pulumi_wasm_sdk::declare_needs!(r#"{"http": ["https://api.example.com"], "env": ["API_TOKEN"], "dirs": ["/data"], "packages": ["random"]}"#);
 /// ```
 #[macro_export]
 macro_rules! declare_needs {

@@ -318,17 +318,24 @@ async fn grants(source: Source, rt: &RuntimeArgs) -> anyhow::Result<()> {
     let list = |v: &[String]| if v.is_empty() { "(none)".to_owned() } else { v.join(", ") };
     println!("{} {}", loaded.name, loaded.version);
     println!(
-        "declares:\n  http: {}\n  env:  {}\n  dirs: {}",
+        "declares:\n  http: {}\n  env:  {}\n  dirs: {}\n  packages: {}",
         list(&loaded.needs.http),
         list(&loaded.needs.env),
-        list(&loaded.needs.dirs)
+        list(&loaded.needs.dirs),
+        list(&loaded.needs.packages)
     );
     let dirs: Vec<String> = g
         .dirs
         .iter()
         .map(|d| format!("{} -> {}{}", d.host.display(), d.guest, if d.read_only { " (ro)" } else { "" }))
         .collect();
-    println!("granted:\n  http: {}\n  env:  {}\n  dirs: {}", list(&g.http), list(&g.env), list(&dirs));
+    println!(
+        "granted:\n  http: {}\n  env:  {}\n  dirs: {}\n  packages: {}",
+        list(&g.http),
+        list(&g.env),
+        list(&dirs),
+        list(&g.packages)
+    );
     if !g.http_private.is_empty() {
         println!("  http-private: {}", list(&g.http_private));
     }

@@ -22,7 +22,14 @@ const UNKNOWN: &str = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
 const NOT_AVAILABLE: &str = "the resource monitor is only available during construct and call";
 
 async fn serve(crate_name: &str) -> (TestEngine, Plugin) {
-    booted(&component(crate_name)).await
+    granted(&component(crate_name)).await
+}
+
+/// Started with the packages the test components ask the engine for
+/// granted: `random` (the kennel's pets), `test` (the probe's failing invoke).
+async fn granted(file: &std::path::Path) -> (TestEngine, Plugin) {
+    let launch = Launch::new().arg("--allow-package").arg("random").arg("--allow-package").arg("test");
+    launched_file(file, &launch).await
 }
 
 fn deps(pairs: &[(&str, &[&str])]) -> HashMap<String, construct_request::PropertyDependencies> {
@@ -112,7 +119,7 @@ async fn a_0_2_0_component_constructs_through_the_monitor_with_every_option() {
 }
 
 async fn registers_the_component_and_its_children(file: &std::path::Path) {
-    let (_engine, mut p) = booted(file).await;
+    let (_engine, mut p) = granted(file).await;
     let monitor = TestMonitor::start().await;
     let inputs = json!({ "size": 2, "nameLength": 3, "owner": secret(json!("ann")) });
     let r = p.client.construct(construct(&monitor, inputs, false, false)).await.unwrap().into_inner();
@@ -222,7 +229,7 @@ async fn construct_during_a_preview_leaves_unknown_ids_unknown() {
 /// (what it cannot see, it cannot pass on).
 #[tokio::test]
 async fn a_0_1_0_component_constructs_through_the_monitor() {
-    let (_engine, mut p) = booted(&older_component("0.1.0", "pets_provider")).await;
+    let (_engine, mut p) = granted(&older_component("0.1.0", "pets_provider")).await;
     let monitor = TestMonitor::start().await;
     let inputs = json!({ "size": 2, "nameLength": 3, "owner": secret(json!("ann")) });
     let r = p.client.construct(construct(&monitor, inputs, false, false)).await.unwrap().into_inner();
@@ -263,7 +270,7 @@ async fn a_0_2_0_component_runs_a_method_through_the_monitor() {
 }
 
 async fn calls_a_method(file: &std::path::Path) {
-    let (_engine, mut p) = booted(file).await;
+    let (_engine, mut p) = granted(file).await;
     let monitor = TestMonitor::start().await;
     let kennel_urn = urn(KENNEL, "k", STACK_URN);
     let args = json!({
@@ -336,6 +343,37 @@ async fn a_resource_named_with_an_escape_sequence_never_reaches_the_engine() {
     assert!(monitor.received().registrations.is_empty(), "{:?}", monitor.received().registrations);
     let ok = p.client.construct(construct(&monitor, json!({ "size": 1 }), false, false)).await;
     assert!(ok.is_ok(), "{ok:?}");
+}
+
+/// Through the engine a component acts with the user's authority (another
+/// provider's credentials, a local command), so it reaches only its own
+/// package and those granted: the kennel's `random` pets are refused, before
+/// the engine hears of them, until `--allow-package random`, and the error
+/// names the grant. No component may name where the engine downloads a
+/// plugin from (the engine would run that plugin natively).
+#[tokio::test]
+async fn a_component_reaches_through_the_engine_only_the_packages_it_is_granted() {
+    let (_engine, mut p) = booted(&component("pets-provider")).await;
+    let monitor = TestMonitor::start().await;
+    let e = p.client.construct(construct(&monitor, json!({ "size": 1 }), false, false)).await.unwrap_err();
+    assert_eq!(e.code(), Code::FailedPrecondition, "{e:?}");
+    assert!(e.message().contains("missing grant: package \"random\" for provider pets"), "{e:?}");
+    let types: Vec<String> = monitor.received().registrations.iter().map(|r| r.r#type.clone()).collect();
+    assert_eq!(types, [KENNEL], "only the kennel itself, a local component, reached the engine");
+    assert!(p.is_running());
+
+    let (_engine, mut p) = serve("pets-provider").await;
+    let monitor = TestMonitor::start().await;
+    p.client.construct(construct(&monitor, json!({ "size": 1 }), false, false)).await.unwrap();
+    assert!(monitor.received().registrations.iter().any(|r| r.r#type == "random:index:RandomPet"));
+
+    let (_engine, mut p) = serve("probe-provider").await;
+    let monitor = TestMonitor::start().await;
+    let fetched = probe(&monitor, "d", json!({ "downloadFrom": "https://plugins.example/evil.tar.gz" }));
+    let state = from_struct(p.client.construct(fetched).await.unwrap().into_inner().state.as_ref());
+    let outcome = state["downloaded"].as_str().unwrap();
+    assert!(outcome.contains("may not name where the engine downloads a plugin from"), "{outcome}");
+    assert!(monitor.received().registrations.iter().all(|r| r.name != "fetched"));
 }
 
 #[tokio::test]
@@ -509,8 +547,12 @@ fn probe(monitor: &TestMonitor, name: &str, inputs: Json) -> ConstructRequest {
 }
 
 async fn launched(crate_name: &str, launch: &Launch) -> (TestEngine, Plugin) {
+    launched_file(&component(crate_name), launch).await
+}
+
+async fn launched_file(file: &std::path::Path, launch: &Launch) -> (TestEngine, Plugin) {
     let engine = TestEngine::start().await;
-    let mut p = Plugin::launch(&component(crate_name), Some(&engine.address), launch).await.unwrap();
+    let mut p = Plugin::launch(file, Some(&engine.address), launch).await.unwrap();
     p.boot(&engine.address, json!({})).await.unwrap();
     (engine, p)
 }

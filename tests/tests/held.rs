@@ -136,7 +136,7 @@ async fn a_held_text_kept_past_its_call_cannot_be_read_later() {
 /// copied, runs out of memory); held, it never enters the guest.
 #[tokio::test]
 async fn a_held_text_handed_to_the_monitor_reaches_it_whole() {
-    let policy = "[providers.pets]\nmemory-mb = 24\n";
+    let policy = "[providers.pets]\nmemory-mb = 24\npackages = [\"random\"]\n";
     let owner = text_asset("o".repeat(12 << 20));
     let owner_wire = from_struct(Some(&to_struct(json!({ "owner": owner.clone() }))))["owner"].clone();
     for (file, held) in [(component("pets-provider"), true), (older_component("0.2.0", "pets_provider"), false)] {

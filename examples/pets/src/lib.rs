@@ -15,6 +15,9 @@ pub const KENNEL: &str = "pets:index:Kennel";
 pub const ADOPT: &str = "pets:index:Kennel/adopt";
 pub const PET: &str = "random:index:RandomPet";
 
+// The pets are `random`'s resources: the user must grant that package.
+pulumi_wasm_sdk::declare_needs!(r#"{"packages": ["random"]}"#);
+
 /// Most pets one kennel may hold.
 const MAX_SIZE: f64 = 32.0;
 

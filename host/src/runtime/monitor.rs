@@ -11,6 +11,7 @@ use futures::future::BoxFuture;
 
 use super::bindings::latest::pulumi::provider::monitor as m;
 use super::bindings::{rp, types};
+use super::http::{Denials, note};
 use super::state::HostState;
 
 /// The error every monitor function returns outside `construct` and `call`.
@@ -109,6 +110,86 @@ pub(super) fn open(
     }
 }
 
+/// What a component may ask the engine for. Through the engine it acts
+/// with the user's authority: a resource of another package is made by that
+/// provider with the user's credentials (`command:local:Command` runs a
+/// command), a function or read of another package reads what that provider
+/// can. So only its own packages, and those the user granted (`packages`),
+/// are let through; a local component (neither custom nor remote) is a
+/// name in the tree and always is.
+#[derive(Clone, Debug)]
+pub(super) struct Reach {
+    /// Its own packages: its name and the packages it was parameterized as.
+    pub own: Vec<String>,
+    /// The `packages` grant (`*`: any).
+    pub granted: Vec<String>,
+    pub provider: String,
+    pub denials: Denials,
+}
+
+impl Reach {
+    fn check(&self, what: &str, token: &str) -> MonitorResult<()> {
+        let package = package_of(token);
+        let mine = self.own.iter().any(|p| !p.is_empty() && p == package);
+        if mine || self.granted.iter().any(|g| g == "*" || g == package) {
+            return Ok(());
+        }
+        let denial = format!("missing grant: package {package:?} for provider {}", self.provider);
+        note(&self.denials, format!("{what} {token:?} refused: {denial}"));
+        Err(types::Error::FailedPrecondition(format!("{what} {token:?}: {denial}")))
+    }
+}
+
+/// `inner`, letting through only what `reach` allows.
+pub(super) fn guarded(inner: Arc<dyn ResourceMonitor>, reach: Reach) -> Arc<dyn ResourceMonitor> {
+    Arc::new(Guarded { inner, reach })
+}
+
+struct Guarded {
+    inner: Arc<dyn ResourceMonitor>,
+    reach: Reach,
+}
+
+fn refused<T: Send + 'static>(e: types::Error) -> BoxFuture<'static, MonitorResult<T>> {
+    Box::pin(async move { Err(e) })
+}
+
+impl ResourceMonitor for Guarded {
+    fn register_resource(
+        &self,
+        request: m::RegisterResourceRequest,
+    ) -> BoxFuture<'_, MonitorResult<m::RegisterResourceResponse>> {
+        // A download URL makes the engine fetch a plugin from there and run it natively.
+        if !request.options.plugin_download_url.is_empty() {
+            let url = crate::text::escape_within(request.options.plugin_download_url, &[], 200);
+            return refused(types::Error::FailedPrecondition(format!(
+                "a component may not name where the engine downloads a plugin from (\"{url}\")"
+            )));
+        }
+        if request.custom || request.remote {
+            if let Err(e) = self.reach.check("registering", &request.type_) {
+                return refused(e);
+            }
+        }
+        self.inner.register_resource(request)
+    }
+    fn register_resource_outputs(&self, urn: String, outputs: types::Value) -> BoxFuture<'_, MonitorResult<()>> {
+        self.inner.register_resource_outputs(urn, outputs)
+    }
+    fn invoke(&self, request: m::InvokeRequest) -> BoxFuture<'_, MonitorResult<m::InvokeResponse>> {
+        match self.reach.check("invoking", &request.token) {
+            Ok(()) => self.inner.invoke(request),
+            Err(e) => refused(e),
+        }
+    }
+    fn read_resource(&self, request: m::ReadResourceRequest) -> BoxFuture<'_, MonitorResult<m::ReadResourceResponse>> {
+        match self.reach.check("reading", &request.type_) {
+            Ok(()) => self.inner.read_resource(request),
+            Err(e) => refused(e),
+        }
+    }
+}
+
 /// Names the deployment of a request whose call may use the monitor.
 pub trait WithMonitor {
     fn deployment(&self) -> &rp::Deployment;
@@ -165,6 +246,34 @@ impl m::Host for HostState {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_component_reaches_its_own_packages_and_the_granted_ones() {
+        let reach = |granted: &[&str]| Reach {
+            own: vec!["pets".into(), "fleet".into()],
+            granted: granted.iter().map(|g| g.to_string()).collect(),
+            provider: "pets".into(),
+            denials: Denials::default(),
+        };
+        let none = reach(&[]);
+        for mine in ["pets:index:Kennel", "fleet:index:Thing", "pulumi:providers:fleet"] {
+            none.check("registering", mine).unwrap();
+        }
+        let e = none.check("invoking", "aws:s3:getBucket").unwrap_err();
+        assert!(
+            matches!(&e, types::Error::FailedPrecondition(m) if m.contains("missing grant: package \"aws\" for provider pets")),
+            "{e:?}"
+        );
+        assert!(none.check("registering", "pulumi:providers:aws").is_err(), "a provider of another package");
+        assert!(none.check("reading", "pulumi:pulumi:StackReference").is_err(), "the engine's own too");
+        assert_eq!(none.denials.lock().unwrap().len(), 3, "each refusal is noted for the call's error");
+        reach(&["aws"]).check("invoking", "aws:s3:getBucket").unwrap();
+        assert!(reach(&["aws"]).check("invoking", "gcp:x:y").is_err());
+        reach(&["*"]).check("registering", "command:local:Command").unwrap();
+        // An empty own name (a component not yet named) matches nothing.
+        let unnamed = Reach { own: vec![String::new()], ..reach(&[]) };
+        assert!(unnamed.check("invoking", ":x:y").is_err());
+    }
 
     #[tokio::test]
     async fn without_monitors_the_functions_say_how_the_host_was_set_up() {

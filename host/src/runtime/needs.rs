@@ -19,6 +19,8 @@ pub struct Needs {
     pub http: Vec<String>,
     pub env: Vec<String>,
     pub dirs: Vec<String>,
+    /// Packages it asks the engine for from `construct` and `call`.
+    pub packages: Vec<String>,
 }
 
 impl Needs {
@@ -36,7 +38,8 @@ impl Needs {
                     serde_json::from_slice(s.data()).map_err(|e| format!("bad needs declaration: {e}"))?;
                 // Printed by `grants` and in errors and the host's log: no one
                 // needs a control character, or the Pulumi CLI's colour markup.
-                if [&needs.http, &needs.env, &needs.dirs].into_iter().flatten().any(|n| unfit_name(n)) {
+                if [&needs.http, &needs.env, &needs.dirs, &needs.packages].into_iter().flatten().any(|n| unfit_name(n))
+                {
                     return Err("the needs declaration holds control or invisible characters or colour markup".into());
                 }
                 return Ok(needs);
@@ -67,6 +70,8 @@ impl Needs {
         out.extend(
             self.dirs.iter().filter(|d| !grants.dirs.iter().any(|g| &g.guest == *d)).map(|d| format!("dir \"{d}\"")),
         );
+        let granted = |p: &String| grants.packages.iter().any(|g| g == p || g == "*");
+        out.extend(self.packages.iter().filter(|p| !granted(p)).map(|p| format!("package \"{p}\"")));
         out
     }
 }
@@ -82,6 +87,14 @@ mod tests {
         body.extend_from_slice(json.as_bytes());
         assert!(body.len() < 128, "one LEB128 byte of size");
         [&b"\0asm\x01\0\0\0\0"[..], &[body.len() as u8], &body].concat()
+    }
+
+    #[test]
+    fn declared_packages_are_missing_until_granted() {
+        let needs = Needs::read(&module(r#"{"packages": ["random", "aws"]}"#)).unwrap();
+        let grants = |p: &[&str]| Grants { packages: p.iter().map(|s| s.to_string()).collect(), ..Grants::default() };
+        assert_eq!(needs.missing(&grants(&["random"])), ["package \"aws\""]);
+        assert!(needs.missing(&grants(&["*"])).is_empty());
     }
 
     #[test]

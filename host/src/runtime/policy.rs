@@ -45,6 +45,13 @@ pub struct Grants {
     pub env: Vec<String>,
     #[serde(default)]
     pub dirs: Vec<DirGrant>,
+    /// Packages whose resources, functions and reads a component may ask
+    /// the engine for from `construct` and `call` (`*`: any). Its own
+    /// package needs no grant. Through the engine a component acts with the
+    /// user's authority (another provider's credentials, a local command),
+    /// so this is a grant like any other.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub packages: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_mb: Option<usize>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -75,6 +82,10 @@ pub struct GrantFlags {
     /// Grant a directory as `HOST:GUEST[:ro]` (repeatable).
     #[arg(long, value_name = "HOST:GUEST[:ro]")]
     pub allow_dir: Vec<String>,
+    /// Grant registering, invoking and reading another package's resources
+    /// through the engine, from construct and call (repeatable; `*`: any).
+    #[arg(long, value_name = "PACKAGE")]
+    pub allow_package: Vec<String>,
 }
 
 impl GrantFlags {
@@ -85,6 +96,7 @@ impl GrantFlags {
             http_private: self.allow_http_private.clone(),
             env: self.allow_env.clone(),
             dirs: self.allow_dir.iter().map(|d| Grants::parse_dir_flag(d).map(absolute)).collect::<Result<_, _>>()?,
+            packages: self.allow_package.clone(),
             memory_mb: None,
             timeout_s: None,
         };
@@ -139,6 +151,7 @@ impl Grants {
         self.http_private.extend(other.http_private);
         self.env.extend(other.env);
         self.dirs.extend(other.dirs);
+        self.packages.extend(other.packages);
         self.memory_mb = other.memory_mb.or(self.memory_mb);
         self.timeout_s = other.timeout_s.or(self.timeout_s);
     }
@@ -150,6 +163,12 @@ impl Grants {
         for d in &self.dirs {
             if !d.guest.starts_with('/') {
                 return Err(PolicyError::Grant(d.guest.clone(), "guest paths are absolute".into()));
+            }
+        }
+        for p in &self.packages {
+            let name = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
+            if p != "*" && (p.is_empty() || !p.chars().all(name)) {
+                return Err(PolicyError::Grant(p.clone(), "a package is a name like `random` (or `*`)".into()));
             }
         }
         Ok(())
@@ -168,6 +187,7 @@ impl Grants {
             && other.http_private.iter().all(|h| self.http_private.contains(h))
             && other.env.iter().all(|e| self.env.contains(e))
             && other.dirs.iter().all(dir)
+            && other.packages.iter().all(|p| self.packages.contains(p))
             && at_most(other.memory_mb.map(|m| m as u64), self.memory_mb.map(|m| m as u64))
             && at_most(other.timeout_s, self.timeout_s)
     }
@@ -184,6 +204,7 @@ impl Grants {
             let mode = if d.read_only { "read-only" } else { "read-write" };
             format!("dir {:?} as {:?} ({mode})", d.host, d.guest)
         }));
+        out.extend(quoted("package", &self.packages));
         out.extend(self.memory_mb.map(|m| format!("memory-mb {m}")));
         out.extend(self.timeout_s.map(|t| format!("timeout-s {t}")));
         out
@@ -199,18 +220,24 @@ impl Grants {
     }
 
     /// `HOST:GUEST[:ro]`, as given to `--allow-dir`.
+    /// Split from the right, so a Windows host path keeps its drive
+    /// (`C:\data:/data:ro`).
     pub fn parse_dir_flag(flag: &str) -> Result<DirGrant, PolicyError> {
-        let mut parts: Vec<&str> = flag.split(':').collect();
-        let read_only = parts.last() == Some(&"ro");
-        if read_only || parts.last() == Some(&"rw") {
-            parts.pop();
-        }
-        match parts.as_slice() {
-            [host, guest] if guest.starts_with('/') => {
+        let (rest, mode) = match flag.rsplit_once(':') {
+            Some((rest, m @ ("ro" | "rw"))) => (rest, Some(m)),
+            _ => (flag, None),
+        };
+        let read_only = mode == Some("ro");
+        let bad = || PolicyError::Grant(flag.into(), "expected HOST:GUEST[:ro]".into());
+        match rest.rsplit_once(':') {
+            Some((host, guest)) if guest.starts_with('/') && !host.is_empty() => {
                 Ok(DirGrant { host: PathBuf::from(host), guest: guest.to_string(), read_only })
             }
-            [host] => Ok(DirGrant { host: PathBuf::from(host), guest: host.to_string(), read_only }),
-            _ => Err(PolicyError::Grant(flag.into(), "expected HOST:GUEST[:ro]".into())),
+            // A bare host path is seen at the same path, which must be absolute Unix-style.
+            _ if rest.starts_with('/') && !rest.contains(':') => {
+                Ok(DirGrant { host: PathBuf::from(rest), guest: rest.to_string(), read_only })
+            }
+            _ => Err(bad()),
         }
     }
 }
@@ -374,6 +401,12 @@ mod tests {
         assert_eq!(d, DirGrant { host: "/srv/data".into(), guest: "/data".into(), read_only: true });
         assert!(!Grants::parse_dir_flag("/tmp:/t").unwrap().read_only);
         assert!(Grants::parse_dir_flag("a:b:c:d").is_err());
+        // A Windows host path keeps its drive.
+        let d = Grants::parse_dir_flag(r"C:\data:/data:ro").unwrap();
+        assert_eq!(d, DirGrant { host: r"C:\data".into(), guest: "/data".into(), read_only: true });
+        assert_eq!(Grants::parse_dir_flag(r"C:\data:/data").unwrap().host, PathBuf::from(r"C:\data"));
+        assert!(Grants::parse_dir_flag(r"C:\data").is_err(), "no guest path to see it at");
+        assert_eq!(Grants::parse_dir_flag("/srv/data:rw").unwrap().guest, "/srv/data");
         let flags = GrantFlags { allow_dir: vec!["data:/data".into()], ..GrantFlags::default() };
         assert_eq!(flags.grants().unwrap().dirs[0].host, std::env::current_dir().unwrap().join("data"));
     }
@@ -409,6 +442,15 @@ mod tests {
         assert!(!Grants::default().covers(&limits(Some(64), None)));
         assert!(limits(Some(128), Some(60)).covers(&limits(Some(64), Some(60))));
         assert!(!limits(Some(128), Some(60)).covers(&limits(Some(256), None)));
+        // Packages, as written.
+        let packages = |p: &[&str]| Grants { packages: p.iter().map(|s| s.to_string()).collect(), ..Grants::default() };
+        assert!(packages(&["random", "aws"]).covers(&packages(&["aws"])));
+        assert!(!packages(&["random"]).covers(&packages(&["aws"])));
+        assert!(!packages(&["*"]).covers(&packages(&["aws"])), "entry by entry");
+        packages(&["random", "*", "my_pkg-2"]).validate().unwrap();
+        for bad in ["", "aws:s3", "pulumi:providers:aws", "a b"] {
+            assert!(packages(&[bad]).validate().is_err(), "{bad:?}");
+        }
         assert_eq!(
             mine.describe(),
             [

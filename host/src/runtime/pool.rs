@@ -361,11 +361,17 @@ impl<'a> Lease<'a> {
     /// Opens the resource monitor `request` names to the guest for this
     /// call (`construct`, `call`); the lease closes it again when it ends.
     pub(super) fn open_monitor(&mut self, request: &impl WithMonitor) {
-        let opened =
-            monitor::open(self.pool.runtime.config.monitors.as_ref(), request.deployment(), self.pool.packages());
-        if let Some(inst) = self.inst.as_mut() {
-            inst.store.data_mut().monitor = Some(opened);
-        }
+        let packages = self.pool.packages();
+        let sandbox = self.pool.sandbox();
+        let Some(inst) = self.inst.as_mut() else { return };
+        let reach = monitor::Reach {
+            own: packages.iter().map(|p| p.name.clone()).chain([sandbox.provider.clone()]).collect(),
+            granted: sandbox.grants.packages.clone(),
+            provider: sandbox.provider.clone(),
+            denials: inst.store.data().denials.clone(),
+        };
+        let opened = monitor::open(self.pool.runtime.config.monitors.as_ref(), request.deployment(), packages);
+        inst.store.data_mut().monitor = Some(monitor::guarded(opened, reach));
     }
 
     pub fn pool(&self) -> &'a Pool {

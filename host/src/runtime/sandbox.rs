@@ -80,9 +80,10 @@ impl Sandbox {
     }
 
     /// Notes the component's declared needs that are not granted (env and
-    /// dirs; HTTP denials are named as they happen).
+    /// dirs; HTTP and package denials are named as they happen).
     pub fn note_needs(&mut self, needs: &Needs) {
-        let unmet = needs.missing(&self.grants).into_iter().filter(|m| !m.starts_with("http "));
+        let named_later = |m: &String| m.starts_with("http ") || m.starts_with("package ");
+        let unmet = needs.missing(&self.grants).into_iter().filter(|m| !named_later(m));
         let provider = &self.provider;
         self.notes
             .extend(unmet.map(|m| format!("missing grant: {m} for provider {provider} (the component declares it)")));

@@ -3,7 +3,8 @@
 //! `construct` registers a component with one child, invokes a function,
 //! reads a resource and returns what it got, so a test can see the monitor
 //! working in the same process afterwards; with `spinMs` it also works that
-//! long after registering the child. Parameterized (`args: [name]`, or a
+//! long after registering the child; with `downloadFrom` it registers a
+//! child naming a plugin download URL instead. Parameterized (`args: [name]`, or a
 //! value), it becomes package `name`; `construct` uses its type's package
 //! for the child, the invoke and the read, and with `withProvider` also
 //! registers an explicit provider of it first.
@@ -68,6 +69,16 @@ impl Provider for Probe {
             me.custom(&format!("pulumi:providers:{package}"), &provider, PropertyMap::new(), me.child())?;
         }
         let thing = format!("{package}:index:Thing");
+        // `downloadFrom`: a child naming where the engine would download its
+        // plugin from; the host refuses it, and the state says how.
+        if let Some(url) = req.inputs.get("downloadFrom").and_then(Value::as_str) {
+            let options = Options { plugin_download_url: url.to_owned(), ..me.child() };
+            let outcome = match me.custom(&thing, "fetched", PropertyMap::new(), options) {
+                Ok(_) => "registered".to_owned(),
+                Err(e) => format!("{e:?}"),
+            };
+            return me.finish(PropertyMap::from([("downloaded".to_owned(), Value::String(outcome))]));
+        }
         let child = me.custom(&thing, &format!("{}-thing", req.name), inputs.clone(), options)?;
         // `spinMs`: work that long after the child is registered (deadline tests).
         if let Some(ms) = req.inputs.get("spinMs").and_then(Value::as_f64) {
