@@ -166,10 +166,10 @@ impl ResourceMonitor for Guarded {
                 "a component may not name where the engine downloads a plugin from (\"{url}\")"
             )));
         }
-        if request.custom || request.remote {
-            if let Err(e) = self.reach.check("registering", &request.type_) {
-                return refused(e);
-            }
+        if (request.custom || request.remote)
+            && let Err(e) = self.reach.check("registering", &request.type_)
+        {
+            return refused(e);
         }
         self.inner.register_resource(request)
     }
