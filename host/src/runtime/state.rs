@@ -218,7 +218,7 @@ impl HostState {
 /// instance that ballooned is not kept in the pool.
 pub struct Limits {
     inner: StoreLimits,
-    /// The largest linear memory this instance has grown to, in bytes.
+    /// The size of all this instance's linear memories together, in bytes.
     pub memory: usize,
     /// The sandbox's memory limit, in bytes.
     pub limit: usize,
@@ -231,21 +231,30 @@ pub struct Limits {
 /// Linear memory and what the host holds for the handles share the limit
 /// (`handles.rs`).
 impl ResourceLimiter for HostState {
+    /// The limit is the instance's: a component of several core modules has
+    /// a memory for each, and all of them together must fit (wasmtime's own
+    /// limit applies to each memory alone).
     fn memory_growing(&mut self, current: usize, desired: usize, maximum: Option<usize>) -> wasmtime::Result<bool> {
-        if desired <= self.limits.limit && !self.room_to_grow(desired) {
+        let total = self.limits.memory.saturating_sub(current).saturating_add(desired);
+        if total > self.limits.limit {
+            self.limits.refused = true;
+            wasmtime::bail!(
+                "linear memory would grow to {} KiB in all, past the limit of {} KiB",
+                total >> 10,
+                self.limits.limit >> 10
+            );
+        }
+        if !self.room_to_grow(total) {
             self.limits.refused = true;
             wasmtime::bail!(
                 "linear memory of {} KiB would not fit beside what the host holds for the instance's handles",
-                desired >> 10
+                total >> 10
             );
         }
-        let limits = &mut self.limits;
-        let allowed = limits
-            .inner
-            .memory_growing(current, desired, maximum)
-            .inspect_err(|_| limits.refused = desired > limits.limit)?;
+        // The memory's own declared maximum (not the sandbox's doing).
+        let allowed = self.limits.inner.memory_growing(current, desired, maximum)?;
         if allowed {
-            limits.memory = limits.memory.max(desired);
+            self.limits.memory = total;
         }
         Ok(allowed)
     }
@@ -321,5 +330,28 @@ impl wasmtime_wasi::p2::bindings::random::random::Host for HostState {
 
     fn get_random_u64(&mut self) -> wasmtime::Result<u64> {
         Ok(rand::Rng::next_u64(&mut rand::rng()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::engine::RuntimeConfig;
+
+    #[test]
+    fn the_memory_limit_is_for_all_of_an_instance_s_memories_together() {
+        const MIB: usize = 1 << 20;
+        let config = RuntimeConfig { max_memory: 512 * MIB, cache: None, ..RuntimeConfig::default() };
+        let (logs, _rx) = tokio::sync::mpsc::channel(1);
+        let mut state = HostState::new(&Sandbox::deny_all(&config), LogQueue::new(logs), Arc::default());
+        // Two core modules' memories: each alone is under the limit.
+        assert!(state.memory_growing(0, 300 * MIB, None).unwrap(), "the first memory");
+        let e = state.memory_growing(0, 300 * MIB, None).unwrap_err();
+        assert!(e.to_string().contains("past the limit of 524288 KiB"), "{e}");
+        assert!(state.limits.refused, "the sandbox's doing, so the error names the limit");
+        // The first grows on within what is left; its own maximum still holds.
+        assert!(state.memory_growing(300 * MIB, 500 * MIB, None).unwrap());
+        assert_eq!(state.limits.memory, 500 * MIB);
+        assert!(state.memory_growing(500 * MIB, 513 * MIB, None).is_err());
     }
 }
