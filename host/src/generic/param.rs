@@ -10,7 +10,11 @@
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
 use clap::Parser;
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 
 use super::GenericError;
 use crate::runtime::{GrantFlags, Grants, MAX_SCHEMA_BYTES};
@@ -142,40 +146,46 @@ pub fn base_schema() -> String {
 
 /// A guest's schema as the engine must see it: the sub-package's name and
 /// version, and the `parameterization` block naming this base provider and
-/// carrying the value.
+/// carrying the value. Only the top level is parsed: its values pass through
+/// as written. (A tree of a 64 MiB schema of small objects would take
+/// gigabytes of the host's memory.)
 pub fn rewrite_schema(schema: &str, name: &str, version: &str, value: &[u8]) -> Result<String, GenericError> {
     if schema.len() > MAX_SCHEMA_BYTES {
         return Err(GenericError::Guest(format!("the component's schema of {} bytes is too large", schema.len())));
     }
-    let mut doc: serde_json::Value = serde_json::from_str(schema)
-        .map_err(|e| GenericError::Guest(format!("the component's schema is not JSON: {e}")))?;
-    let obj =
-        doc.as_object_mut().ok_or_else(|| GenericError::Guest("the component's schema is not an object".into()))?;
-    match obj.get("name").and_then(|n| n.as_str()) {
-        Some(n) if n == name => {}
-        other => {
-            return Err(GenericError::Guest(format!(
-                "the component's schema is for package {other:?}, but it was parameterized as {name:?}"
-            )));
-        }
+    let not_json =
+        |e: serde_json::Error| GenericError::Guest(format!("the component's schema is not a JSON object: {e}"));
+    let mut doc: BTreeMap<String, Cow<'_, RawValue>> = serde_json::from_str(schema).map_err(not_json)?;
+    let named = doc.get("name").and_then(|n| serde_json::from_str::<String>(n.get()).ok());
+    if named.as_deref() != Some(name) {
+        return Err(GenericError::Guest(format!(
+            "the component's schema is for package {named:?}, but it was parameterized as {name:?}"
+        )));
     }
-    obj.insert("version".into(), version.into());
-    obj.insert(
-        "parameterization".into(),
-        serde_json::json!({
-            "baseProvider": { "name": BASE_NAME, "version": BASE_VERSION },
-            "parameter": B64.encode(value),
-        }),
-    );
-    Ok(doc.to_string())
+    let parameterization = serde_json::json!({
+        "baseProvider": { "name": BASE_NAME, "version": BASE_VERSION },
+        "parameter": B64.encode(value),
+    });
+    let raw = |v: &serde_json::Value| RawValue::from_string(v.to_string()).map(Cow::Owned).map_err(not_json);
+    doc.insert("version".into(), raw(&version.into())?);
+    doc.insert("parameterization".into(), raw(&parameterization)?);
+    serde_json::to_string(&doc).map_err(not_json)
 }
 
 /// The guest's own value, from the `parameterization.parameter` of the
-/// schema it answers after an args call.
+/// schema it answers after an args call (the rest is skipped, not kept).
 pub fn guest_value_from_schema(schema: &str) -> Result<Vec<u8>, GenericError> {
-    let doc: serde_json::Value = serde_json::from_str(schema)
+    #[derive(Deserialize)]
+    struct Doc {
+        parameterization: Option<Parameterization>,
+    }
+    #[derive(Deserialize)]
+    struct Parameterization {
+        parameter: Option<String>,
+    }
+    let doc: Doc = serde_json::from_str(schema)
         .map_err(|e| GenericError::Guest(format!("the component's schema is not JSON: {e}")))?;
-    let parameter = doc.pointer("/parameterization/parameter").and_then(|p| p.as_str()).ok_or_else(|| {
+    let parameter = doc.parameterization.and_then(|p| p.parameter).ok_or_else(|| {
         GenericError::Guest(
             "the component accepted parameters but its schema has no parameterization.parameter, \
              so later runs could not reproduce them"
@@ -199,5 +209,23 @@ mod tests {
         let e = rewrite_schema(&huge, "p", "1.0.0", b"v").unwrap_err().to_string();
         assert!(e.contains("too large"), "{e}");
         assert!(rewrite_schema(r#"{"name": "q"}"#, "p", "1.0.0", b"v").is_err(), "another package's schema");
+        assert!(rewrite_schema(r#"["p"]"#, "p", "1.0.0", b"v").is_err(), "not an object");
+    }
+
+    #[test]
+    fn a_schema_is_rewritten_at_its_top_level_only() {
+        let schema =
+            r#"{"name":"p","version":"0.0.1","resources":{"p:index:B":{"z":1,"a":1.50}},"parameterization":7}"#;
+        let out: serde_json::Value =
+            serde_json::from_str(&rewrite_schema(schema, "p", "1.2.3", b"v").unwrap()).unwrap();
+        assert_eq!(out["version"], "1.2.3");
+        assert_eq!(out["parameterization"]["baseProvider"]["name"], BASE_NAME);
+        assert_eq!(B64.decode(out["parameterization"]["parameter"].as_str().unwrap()).unwrap(), b"v");
+        // Inner values pass as written: not parsed into a tree and printed again.
+        let text = rewrite_schema(schema, "p", "1.2.3", b"v").unwrap();
+        assert!(text.contains(r#""resources":{"p:index:B":{"z":1,"a":1.50}}"#), "{text}");
+        // The value is read back without the rest.
+        assert_eq!(guest_value_from_schema(&text).unwrap(), b"v");
+        assert!(guest_value_from_schema(r#"{"name":"p","resources":{}}"#).is_err());
     }
 }
