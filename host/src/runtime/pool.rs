@@ -472,12 +472,14 @@ impl<'a> Lease<'a> {
                 RuntimeError::Deadline { after: self.timeout, partial }
             };
         }
+        // Cut: wasmtime's backtrace names the guest's functions, whose
+        // names are as long as the guest likes.
+        let mut message = crate::text::escape_within(format!("{e:#}"), crate::text::LINES, crate::text::MAX_MESSAGE);
         if data.limits.refused {
-            // Debug-formatted, as below: wasmtime's backtrace names the guest's functions.
-            tracing::warn!("discarding an instance that hit its memory limit: {:?}", format!("{e:#}"));
+            // Debug-formatted, as below: one line, whatever the guest's names hold.
+            tracing::warn!("discarding an instance that hit its memory limit: {message:?}");
             return RuntimeError::OutOfMemory { limit: data.limits.limit, partial };
         }
-        let mut message = format!("{e:#}");
         // wasmtime's error type for this is private; its message is what there is.
         if message.contains("fuel allocated for hostcalls has been exhausted") {
             tracing::warn!("discarding an instance that copied too much in one call: {message:?}");

@@ -149,6 +149,13 @@ pub fn made_but_bad(id: String, e: ConvertError) -> Status {
 /// dropped, the id and reasons kept: the engine records the resource, and
 /// a refresh reads the rest.
 fn init_failed(mut message: String, mut detail: pulumirpc::ErrorResourceInitFailed) -> Status {
+    // An id the engine could not be sent (the whole status would be lost in
+    // transit): said plainly instead, as the id cannot be shortened.
+    if detail.id.len() > MAX_DETAIL / 2 {
+        let why = format!("its id of {} MiB is too long for the engine to record", detail.id.len() >> 20);
+        let kept = text::escape_within(message, text::LINES, text::MAX_MESSAGE - why.len() - 64);
+        return Status::new(Code::Unknown, format!("{kept}; {why}"));
+    }
     let size = detail.encoded_len();
     if size > MAX_DETAIL {
         (detail.properties, detail.inputs) = (None, None);
@@ -275,6 +282,12 @@ mod tests {
         let details = tonic_types::pb::Status::decode(s.details()).expect("details");
         let kept = pulumirpc::ErrorResourceInitFailed::decode(details.details[0].value.as_slice()).unwrap();
         assert!(details.details[0].value.len() <= MAX_DETAIL && kept.id == "i-1" && !kept.reasons.is_empty());
+        // An id too long to travel is not sent, and the message says why.
+        let failure = pulumirpc::ErrorResourceInitFailed { id: "i".repeat(20 << 20), ..Default::default() };
+        let s = init_failed(cap(format!("resource {} created", failure.id)), failure);
+        assert!(s.details().is_empty() && s.message().len() < text::MAX_MESSAGE + 200, "{}", s.message().len());
+        assert!(s.message().ends_with("; its id of 20 MiB is too long for the engine to record"));
+        assert_eq!(s.code(), Code::Unknown);
     }
 
     #[test]

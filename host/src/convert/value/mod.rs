@@ -296,19 +296,26 @@ impl<'a> Buffers<'a> {
             }
             i = p;
         }
+        // Keys are shown cut: a guest's key may be megabytes, shared by every
+        // level of the path, and quoting can make it several times longer.
+        const SHOWN: usize = 64;
         let mut out = String::new();
         for seg in segs.iter().rev() {
-            match seg {
-                Seg::Index(k) => out.push_str(&format!("[{k}]")),
-                Seg::Key(k)
-                    if !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') =>
-                {
-                    if !out.is_empty() {
-                        out.push('.');
-                    }
-                    out.push_str(k);
+            let (k, cut) = match seg {
+                Seg::Index(k) => {
+                    out.push_str(&format!("[{k}]"));
+                    continue;
                 }
-                Seg::Key(k) => out.push_str(&format!("[{k:?}]")),
+                Seg::Key(k) if k.len() > SHOWN => (&k[..k.floor_char_boundary(SHOWN)], "..."),
+                Seg::Key(k) => (*k, ""),
+            };
+            if !k.is_empty() && cut.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(k);
+            } else {
+                out.push_str(&format!("[{k:?}{cut}]"));
             }
         }
         PropertyPath(out)

@@ -346,6 +346,14 @@ fn malformed_paths_name_the_property() {
     assert!(matches!(&e, ConvertError::Malformed { path, .. } if path.0 == r#"["a b"]"#), "{e:?}");
     let e = value_to_wit(&sp(sig::SECRET, [])).expect_err("should fail");
     assert_eq!(e.to_string(), "malformed secret at the top level: missing `value`");
+    // A long key is shown cut, quoted or not: a path repeats a guest's keys.
+    let long = "\u{1}".repeat(10_000);
+    let e = struct_to_wit(&map([(long.as_str(), obj([(long.as_str(), sp(sig::SECRET, []))]))])).unwrap_err();
+    let ConvertError::Malformed { path, .. } = &e else { panic!("{e:?}") };
+    assert_eq!(path.0, format!("[{:?}...][{:?}...]", "\u{1}".repeat(64), "\u{1}".repeat(64)));
+    let plain = "k".repeat(100);
+    let e = struct_to_wit(&map([(plain.as_str(), sp(sig::SECRET, []))])).unwrap_err();
+    assert!(matches!(&e, ConvertError::Malformed { path, .. } if path.0 == format!("[\"{}\"...]", "k".repeat(64))));
 }
 
 #[test]
