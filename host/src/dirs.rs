@@ -11,7 +11,8 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 /// `$PULUMI_WASM_STORE`, else `$XDG_DATA_HOME/pulumi-wasm/store`, else
-/// `~/.local/share/pulumi-wasm/store`.
+/// `~/.local/share/pulumi-wasm/store`; on Windows, where shells set no
+/// `HOME`, `%LOCALAPPDATA%\pulumi-wasm\store` comes before the last.
 pub(crate) fn store_dir() -> Option<PathBuf> {
     store_dir_from(|name| std::env::var_os(name))
 }
@@ -27,11 +28,17 @@ pub(crate) fn artifact_dir(root: &Path) -> PathBuf {
 }
 
 fn store_dir_from(var: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
+    store_dir_on(var, cfg!(windows))
+}
+
+fn store_dir_on(var: impl Fn(&str) -> Option<OsString>, windows: bool) -> Option<PathBuf> {
     let var = |name| var(name).filter(|v| !v.is_empty()).map(PathBuf::from);
     if let Some(d) = var("PULUMI_WASM_STORE") {
         return Some(d);
     }
-    let base = var("XDG_DATA_HOME").or_else(|| var("HOME").map(|h| h.join(".local").join("share")))?;
+    let home = || var("HOME").map(|h| h.join(".local").join("share"));
+    let local_app_data = || if windows { var("LOCALAPPDATA") } else { None };
+    let base = var("XDG_DATA_HOME").or_else(local_app_data).or_else(home)?;
     Some(base.join("pulumi-wasm").join("store"))
 }
 
@@ -65,6 +72,18 @@ mod tests {
             "empty is unset"
         );
         assert_eq!(store_dir_from(env(&[])), None);
+    }
+
+    #[test]
+    fn on_windows_the_store_is_in_local_app_data() {
+        let windows = [("LOCALAPPDATA", r"C:\Users\a\AppData\Local")];
+        let expected = PathBuf::from(r"C:\Users\a\AppData\Local").join("pulumi-wasm").join("store");
+        assert_eq!(store_dir_on(env(&windows), true), Some(expected.clone()));
+        // Before a HOME that Git Bash sets, so every shell finds the same store.
+        let both = [windows[0], ("HOME", "/h")];
+        assert_eq!(store_dir_on(env(&both), true), Some(expected));
+        assert_eq!(store_dir_on(env(&both), false), Some("/h/.local/share/pulumi-wasm/store".into()));
+        assert_eq!(store_dir_on(env(&windows), false), None, "elsewhere it means nothing");
     }
 
     #[test]

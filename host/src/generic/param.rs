@@ -42,7 +42,7 @@ impl ArgsForm {
     pub fn parse(args: &[String]) -> Result<ArgsForm, GenericError> {
         let mut form = ArgsForm::try_parse_from(args).map_err(|e| {
             GenericError::Args(format!(
-                "{}; usage: pulumi package add wasm [--allow-http URL]... <component> [-- <its arguments>]",
+                "{}; usage: pulumi package add wasm [-- --allow-http URL ...] <component> [-- <its arguments>]",
                 e.render().to_string().lines().next().unwrap_or("bad arguments").trim_start_matches("error: ")
             ))
         })?;
@@ -210,6 +210,19 @@ mod tests {
         assert!(e.contains("too large"), "{e}");
         assert!(rewrite_schema(r#"{"name": "q"}"#, "p", "1.0.0", b"v").is_err(), "another package's schema");
         assert!(rewrite_schema(r#"["p"]"#, "p", "1.0.0", b"v").is_err(), "not an object");
+    }
+
+    /// What the Pulumi CLI passes on: its own first `--` dropped, a second kept.
+    #[test]
+    fn args_take_grants_then_the_source_then_the_component_s_own() {
+        let args = |a: &[&str]| ArgsForm::parse(&a.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap();
+        let form =
+            args(&["--allow-package", "random", "--allow-dir", r"C:\data:/data", "./pets.wasm", "--", "--its-flag"]);
+        assert_eq!((form.grants.allow_package, form.source.as_str()), (vec!["random".to_owned()], "./pets.wasm"));
+        assert_eq!(form.grants.allow_dir, [r"C:\data:/data"]);
+        assert_eq!(form.guest, ["--its-flag"]);
+        let form = args(&["./records.wasm", "shop", "Item=title:string"]);
+        assert_eq!(form.guest, ["shop", "Item=title:string"]);
     }
 
     #[test]

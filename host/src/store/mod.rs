@@ -59,7 +59,7 @@ pub enum StoreError {
     BadIndex { path: PathBuf, why: String },
     #[error("{what} {}: {error}", path.display())]
     Io { what: &'static str, path: PathBuf, error: io::Error },
-    #[error("no store directory: set PULUMI_WASM_STORE (or HOME)")]
+    #[error("no store directory: set PULUMI_WASM_STORE (or HOME; LOCALAPPDATA on Windows)")]
     NoHome,
     #[error("'{0}' is not a SHA-256 digest (64 lower-case hex digits)")]
     BadDigest(String),
