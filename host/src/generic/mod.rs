@@ -148,10 +148,20 @@ impl GenericProvider {
         let flags = form.grants.grants()?;
         let mut units = self.units.lock().await;
         let fetched = source::fetch(&form.source, &self.store, true).await?;
-        // The grants: the user's policy for the component's own name, plus the flags.
-        let mut policy = self.policy.clone();
-        policy.defaults.merge(flags);
+        // The grants: the user's defaults plus the flags. Not a policy section
+        // for the component's name: a component chooses its own name, and
+        // what is granted here is pinned in the value and approved.
+        let mut defaults = self.policy.defaults.clone();
+        defaults.merge(flags);
+        let policy = Policy { defaults, providers: Default::default() };
         let unit = self.unit(&mut units, &fetched.digest, fetched.wasm.clone(), &policy).await?;
+        if self.policy.providers.contains_key(&unit.loaded.name) {
+            tracing::warn!(
+                "policy section [providers.{}] is not applied to a component added with `pulumi package add` \
+                 (a component names itself); give its grants as flags: pulumi package add wasm -- --allow-... <component>",
+                unit.loaded.name
+            );
+        }
         self.keep(&fetched).await;
         let pinned = Pinned {
             digest: format!("sha256:{}", fetched.digest),

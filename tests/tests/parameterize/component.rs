@@ -203,7 +203,18 @@ async fn grants_given_to_package_add_are_pinned_in_the_value() {
     assert_status(&err, Code::FailedPrecondition, &["missing grant", &api.url()]);
     drop(p);
 
-    // `pulumi package add wasm --allow-http <api> kv.wasm`: the grant goes into the value.
+    // A policy section for the name the component gives itself is not its
+    // grant here: any component can take that name.
+    let policy = bench.dir.path().join("kv-policy.toml");
+    std::fs::write(&policy, format!("[providers.kv]\nhttp = [\"{}\"]\nenv = [\"HOME\"]\n", api.url())).unwrap();
+    let mut p = bench.start_with("store", &[("PULUMI_WASM_POLICY", policy.to_str().unwrap())]).await;
+    by_args(&mut p, &[kv.to_str().unwrap()]).await.unwrap();
+    let decoded: Json = serde_json::from_slice(&value_of(&schema(&mut p, "", "").await)).unwrap();
+    assert_eq!((&decoded["grants"]["http"], &decoded["grants"]["env"]), (&json!([]), &json!([])), "{decoded}");
+    assert!(p.stderr_with("is not applied", std::time::Duration::from_secs(10)).await.contains("[providers.kv]"));
+    drop(p);
+
+    // `pulumi package add wasm -- --allow-http <api> kv.wasm`: the grant goes into the value.
     let mut p = bench.start("store").await;
     by_args(&mut p, &["--allow-http", &api.url(), kv.to_str().unwrap()]).await.unwrap();
     let value = value_of(&schema(&mut p, "", "").await);
