@@ -74,11 +74,16 @@ fn dispatch(runtime: &tokio::runtime::Runtime) -> anyhow::Result<()> {
                 init_logging(&engine);
                 runtime.block_on(run_generic(engine, rt, None))
             }
-            Command::Pack { component: None, out, .. } => pack_generic(&out),
+            Command::Pack { component: None, out, runtime: rt, .. } => pack_generic(&out, &rt),
             Command::Pack { component: Some(component), out, runtime: rt, .. } => {
                 runtime.block_on(pack(load_component(&component)?, &out, &rt))
             }
-            Command::Grants { component, runtime: rt } => runtime.block_on(grants(load_component(&component)?, &rt)),
+            Command::Grants { component, runtime: rt } => {
+                // A packed plugin's component runs with the policy packed beside it.
+                let packed = component.with_extension("policy.toml");
+                let beside = (component.extension().is_some_and(|e| e == "wasm") && packed.is_file()).then_some(packed);
+                runtime.block_on(grants(load_component(&component)?, &rt, beside.as_deref()))
+            }
             Command::Info { component, runtime: rt } => runtime.block_on(async {
                 let loaded = identify(&load_component(&component)?, &rt).await?;
                 let cached = if loaded.cache_hit { "yes" } else { "no" };
@@ -259,7 +264,7 @@ async fn run_generic(engine: EngineArgs, rt: RuntimeArgs, beside: Option<&Path>)
 }
 
 /// `pack --generic`: a plugin folder holding `pulumi-resource-wasm`.
-fn pack_generic(out: &Path) -> anyhow::Result<()> {
+fn pack_generic(out: &Path, rt: &RuntimeArgs) -> anyhow::Result<()> {
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let exe = std::env::current_exe().context("locating this executable")?;
     let target = plugin::executable(out, GENERIC_PLUGIN);
@@ -267,6 +272,7 @@ fn pack_generic(out: &Path) -> anyhow::Result<()> {
     make_executable(&target)?;
     let version = env!("CARGO_PKG_VERSION");
     println!("packed the parameterized provider {GENERIC_PLUGIN} {version} into {}", out.display());
+    write_packed_policy(&plugin::beside(&target, "policy.toml"), rt.policy(None)?)?;
     println!(
         "Pulumi.yaml:\n  plugins:\n    providers:\n      - name: {GENERIC_PLUGIN}\n        path: {}",
         out.display()
@@ -288,31 +294,67 @@ fn make_executable(path: &Path) -> anyhow::Result<()> {
 }
 
 async fn identify(source: &Source, rt: &RuntimeArgs) -> anyhow::Result<LoadedProvider> {
-    let policy = rt.policy(None)?;
+    identify_under(source, rt, None).await
+}
+
+/// As [`identify`], with a packed plugin's policy file first.
+async fn identify_under(source: &Source, rt: &RuntimeArgs, beside: Option<&Path>) -> anyhow::Result<LoadedProvider> {
+    let policy = rt.policy(beside)?;
     let runtime = Runtime::new(rt.config())?;
     let (log_tx, _log_rx) = tokio::sync::mpsc::channel(16);
     Ok(runtime.load(source.wasm.clone(), log_tx, &policy).await?)
 }
 
+/// The grants a packed plugin runs with: what it got from the policy
+/// (`--policy` or `PULUMI_WASM_POLICY`) and the `--allow-*` flags, written
+/// as one file beside it (directories absolute), or none. A file left from
+/// an earlier pack is replaced, so a grant can be taken back.
+fn write_packed_policy(path: &Path, mut policy: Policy) -> anyhow::Result<()> {
+    let all = std::iter::once(&mut policy.defaults).chain(policy.providers.values_mut());
+    let mut described = Vec::new();
+    for grants in all {
+        for d in &mut grants.dirs {
+            d.host = std::path::absolute(&d.host).unwrap_or_else(|_| d.host.clone());
+        }
+        described.extend(grants.describe());
+    }
+    if described.is_empty() {
+        match std::fs::remove_file(path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(e).with_context(|| format!("removing {}", path.display()));
+            }
+            _ => {}
+        }
+        println!("grants: none");
+        return Ok(());
+    }
+    let text = toml::to_string(&policy).context("writing the grants as TOML")?;
+    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+    println!("grants (in {}): {}", path.display(), described.join(", "));
+    Ok(())
+}
+
 async fn pack(source: Source, out: &Path, rt: &RuntimeArgs) -> anyhow::Result<()> {
-    let LoadedProvider { name, version, .. } = identify(&source, rt).await?;
+    let LoadedProvider { name, version, pool, .. } = identify(&source, rt).await?;
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let exe = std::env::current_exe().context("locating this executable")?;
     let target = plugin::executable(out, &name);
     let wasm_path = plugin::beside(&target, "wasm");
     std::fs::copy(&exe, &target).with_context(|| format!("writing {}", target.display()))?;
     std::fs::write(&wasm_path, &source.wasm).context("copying the component")?;
-    if let Some(policy) = &rt.policy {
-        std::fs::copy(policy, plugin::beside(&target, "policy.toml")).context("copying the policy")?;
-    }
     make_executable(&target)?;
     println!("packed {name} {version} into {}", out.display());
+    let grants = Policy { defaults: pool.sandbox().grants.clone(), ..Policy::default() };
+    write_packed_policy(&plugin::beside(&target, "policy.toml"), grants)?;
     println!("Pulumi.yaml:\n  plugins:\n    providers:\n      - name: {name}\n        path: {}", out.display());
     Ok(())
 }
 
-async fn grants(source: Source, rt: &RuntimeArgs) -> anyhow::Result<()> {
-    let loaded = identify(&source, rt).await?;
+async fn grants(source: Source, rt: &RuntimeArgs, beside: Option<&Path>) -> anyhow::Result<()> {
+    let loaded = identify_under(&source, rt, beside).await?;
+    if let Some(file) = beside {
+        println!("policy packed beside it: {}", file.display());
+    }
     let sandbox = loaded.pool.sandbox();
     let g = &sandbox.grants;
     let list = |v: &[String]| if v.is_empty() { "(none)".to_owned() } else { v.join(", ") };

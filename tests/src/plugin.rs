@@ -47,11 +47,18 @@ pub struct Launch {
     pub args: Vec<String>,
     /// A policy file's TOML text, and where it goes.
     pub policy: Option<(String, PolicyAt)>,
+    /// Extra arguments to `pulumi-wasm pack` (e.g. `--allow-http URL`).
+    pub pack_args: Vec<String>,
 }
 
 impl Launch {
     pub fn new() -> Launch {
         Launch::default()
+    }
+
+    pub fn pack_arg(mut self, arg: &str) -> Self {
+        self.pack_args.push(arg.to_owned());
+        self
     }
 
     pub fn env(mut self, name: &str, value: &str) -> Self {
@@ -114,7 +121,7 @@ impl Plugin {
     pub async fn launch(component: &Path, engine_address: Option<&str>, launch: &Launch) -> anyhow::Result<Plugin> {
         let mut env = launch.env.clone();
         let mut args = launch.args.clone();
-        let mut pack_args = Vec::new();
+        let mut pack_args = launch.pack_args.clone();
         let mut policy_dir = None;
         if let Some((toml, at)) = &launch.policy {
             let dir = tempfile::tempdir()?;

@@ -17,7 +17,7 @@ pub enum PolicyError {
 }
 
 /// The policy file: defaults for every provider plus per-provider sections.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct Policy {
     #[serde(default)]

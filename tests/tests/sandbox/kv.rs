@@ -82,6 +82,40 @@ async fn kv_names_an_item_the_program_does_not_name_as_the_engine_asks() {
     assert_eq!(failures, [("key", "is required: automatic naming is disabled")]);
 }
 
+/// `pulumi-wasm pack --allow-http URL --allow-env NAME`: the packed plugin
+/// runs with those grants (they were used to load the component and then
+/// dropped); packed again into the same folder without them, it no longer
+/// has them.
+#[tokio::test]
+async fn grants_given_to_pack_are_the_packed_plugin_s() {
+    let api = KvApi::start(Some(TOKEN)).await;
+    let url = api.url();
+    let launch = Launch::new().pack_arg("--allow-http").pack_arg(&url).pack_arg("--allow-env").pack_arg("KV_TOKEN");
+    let (_engine, mut p) = kv(&api, launch.env("KV_TOKEN", TOKEN)).await;
+    let inputs = p.client.check(check("a", json!({"key": "k", "value": "v"}))).await.unwrap().into_inner().inputs;
+    let created = p.client.create(create("a", &inputs, false)).await;
+    assert_eq!(created.unwrap_or_else(|e| panic!("{e:?}; {}", p.stderr())).into_inner().id, "k");
+    assert!(api.item("k").is_some());
+
+    let (_engine, mut p) = kv(&api, Launch::new().env("KV_TOKEN", TOKEN)).await;
+    let err = p.client.create(create("b", &inputs, false)).await.unwrap_err();
+    assert!(err.message().contains("missing grant: http"), "{err:?}");
+
+    let folder = tempfile::tempdir().unwrap();
+    let pack = |extra: &[&str]| {
+        let mut pack = std::process::Command::new(host_bin());
+        pack.arg("pack").arg(component("kv-provider")).arg("--out").arg(folder.path()).args(extra);
+        let out = pack.env_remove("PULUMI_WASM_POLICY").output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let policy = folder.path().join("pulumi-resource-kv.policy.toml");
+    assert!(pack(&["--allow-http", &url]).contains(&format!("http {url:?}")), "it says what it packed");
+    assert!(std::fs::read_to_string(&policy).unwrap().contains(&url));
+    assert!(pack(&[]).contains("grants: none"));
+    assert!(!policy.exists(), "the grants of the earlier pack are gone");
+}
+
 #[tokio::test]
 async fn kv_lifecycle_through_the_host_with_its_grant() {
     let api = KvApi::start(Some(TOKEN)).await;
