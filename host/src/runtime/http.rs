@@ -144,6 +144,26 @@ pub(super) fn note(denials: &Denials, what: String) {
     }
 }
 
+/// Name lookups running at once, process-wide. The system resolver runs on
+/// tokio's blocking threads and cannot be stopped: a lookup the guest gave
+/// up on (its connect timeout may be a millisecond) keeps its thread until
+/// the resolver answers, so without a bound a guest looking up names that
+/// never answer would take every blocking thread, and with them the
+/// filesystem calls and artifact loads of every guest.
+static LOOKUPS: Semaphore = Semaphore::const_new(32);
+
+/// `host`'s addresses; the lookup holds one of [`LOOKUPS`] until the
+/// resolver answers, however long the caller waits.
+async fn lookup(host: String, port: u16) -> Result<Vec<SocketAddr>, HttpError> {
+    let dns = || HttpError::DnsError { rcode: None, info_code: None };
+    let permit = LOOKUPS.acquire().await.map_err(|_| dns())?;
+    let lookup = tokio::spawn(async move {
+        let _held = permit;
+        tokio::net::lookup_host((host.as_str(), port)).await.map(|a| a.collect::<Vec<_>>())
+    });
+    lookup.await.map_err(|_| dns())?.map_err(|_| dns())
+}
+
 async fn send(
     mut req: http::Request<WasiBody>,
     options: Option<RequestOptions>,
@@ -178,10 +198,10 @@ async fn send(
         return Err(HttpError::ConnectionLimitReached);
     };
 
-    let addrs: Vec<SocketAddr> = tokio::time::timeout(connect_timeout, tokio::net::lookup_host((host.as_str(), port)))
+    let addrs: Vec<SocketAddr> = tokio::time::timeout(connect_timeout, lookup(host.clone(), port))
         .await
-        .map_err(|_| HttpError::ConnectionTimeout)?
-        .map_err(|_| HttpError::DnsError { rcode: None, info_code: None })?
+        .map_err(|_| HttpError::ConnectionTimeout)??
+        .into_iter()
         .filter(|a| private_ok || is_public(a.ip()))
         .collect();
     if addrs.is_empty() {
