@@ -82,9 +82,16 @@ pub async fn fetch(source: &str, store: &Store, given: bool) -> Result<Fetched, 
 pub async fn fetch_pinned(pinned: &Pinned, store: &Store) -> Result<Fetched, GenericError> {
     let hex = pinned.digest.trim_start_matches("sha256:").to_owned();
     let cached = {
-        let (store, hex) = (store.clone(), hex.clone());
+        let (store, hex, source) = (store.clone(), hex.clone(), pinned.source.clone());
         // The store checks a blob against its digest as it reads it.
-        blocking(move || Ok(store.read_blob(&hex).map(|wasm| (wasm, hex)))).await?
+        blocking(move || {
+            let cached = store.read_blob(&hex).map(|wasm| (wasm, hex.clone()));
+            if cached.is_ok() {
+                note_rebuilt(&source, &hex);
+            }
+            Ok(cached)
+        })
+        .await?
     };
     let fetched = match cached {
         Ok((wasm, digest)) => Fetched { digest, wasm: wasm.into(), source: pinned.source.clone(), in_store: true },
@@ -92,7 +99,8 @@ pub async fn fetch_pinned(pinned: &Pinned, store: &Store) -> Result<Fetched, Gen
             tracing::debug!("sha256:{hex} is not in the store ({e}); fetching {}", pinned.source);
             fetch(&pinned.source, store, false).await.map_err(|e| {
                 GenericError::Source(format!(
-                    "the parameter pins {} ({} {}), which is not in the store {} and could not be fetched again: {e}",
+                    "the parameter pins {} ({} {}), which is not in the store {} and could not be fetched again: {e}; \
+                     `pulumi-wasm install` that build, or run `pulumi package add wasm` again for the one you have",
                     pinned.digest,
                     pinned.name,
                     pinned.version,
@@ -109,6 +117,22 @@ pub async fn fetch_pinned(pinned: &Pinned, store: &Store) -> Result<Fetched, Gen
         });
     }
     Ok(fetched)
+}
+
+/// Warns when the file a package was added from has changed since: the
+/// value pins the bytes it had then (what makes a run reproducible), so a
+/// rebuilt component is not what runs until it is added again.
+fn note_rebuilt(source: &str, pinned_hex: &str) {
+    let Kind::Path(path) = kind(source) else { return };
+    let Ok(now) = read_component(&path) else { return };
+    if store::digest(&now) != pinned_hex {
+        tracing::warn!(
+            "{} has changed since `pulumi package add` pinned sha256:{pinned_hex}; the pinned build runs. \
+             To use the new one: pulumi package add wasm {}",
+            path.display(),
+            path.display()
+        );
+    }
 }
 
 /// Keeps `wasm` in the store's blobs so value-form runs find it by digest

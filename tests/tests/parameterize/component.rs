@@ -73,10 +73,16 @@ async fn a_component_by_args_then_by_value_in_a_fresh_process() {
     drop(p);
     assert!(!bench.store("another-empty-store").join("blobs").exists(), "refused bytes are not kept");
     // ... while the stores that cached the original (by args, and by the
-    // refetch above) still have exactly those bytes.
+    // refetch above) still have exactly those bytes, which run; the user is
+    // told the file changed and how to take the new build.
     for store in ["store", "empty-store"] {
         let mut p = bench.start(store).await;
         by_value(&mut p, "random", version, &value).await.unwrap_or_else(|e| panic!("{store}: {e}"));
+        let said = p.stderr_with("has changed since", std::time::Duration::from_secs(10)).await;
+        assert!(
+            said.contains(&format!("pulumi package add wasm {}", wasm.canonicalize().unwrap().display())),
+            "{said}"
+        );
     }
 
     // A forged value (the digest edited) is refused too.
