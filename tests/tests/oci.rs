@@ -105,6 +105,9 @@ async fn push_then_pull_by_tag_and_by_digest() {
     assert!(out.contains(&format!("installed random {VERSION}")) && out.contains(&layer), "{out}");
     let err = fails(&dir.path().join("none"), &["pull", &format!("{repo}@sha256:{}", "0".repeat(64))]);
     assert!(err.contains("pulling the manifest of"), "{err}");
+    // No tag named: `latest`, which push never tags; the error says what to name.
+    let err = fails(&dir.path().join("none"), &["pull", &format!("oci://{repo}")]);
+    assert!(err.contains("`latest` was asked for") && err.contains(&format!("oci://{repo}:<version>")), "{err}");
 
     // `oci://` wherever a component is taken: info (from async code) ...
     let fresh = dir.path().join("fresh");

@@ -150,7 +150,22 @@ impl<'a> Fetcher<'a> {
             (None, None) => "latest".to_owned(),
         };
         let url = self.url(&format!("manifests/{name}"))?;
-        let response = self.get(&url, Some(accept), true).await?;
+        let response = match self.get(&url, Some(accept), true).await {
+            // `push` tags a component's version, never `latest`: say so.
+            Err(FetchError::Status { url, status: StatusCode::NOT_FOUND, message, own: true })
+                if r.digest.is_none() && r.tag.is_none() =>
+            {
+                let message = format!(
+                    "{}no tag was named, so `latest` was asked for; `pulumi-wasm push` tags a component's version: \
+                     name it (oci://{}/{}:<version>)",
+                    if message.is_empty() { String::new() } else { format!("{message}; ") },
+                    r.registry,
+                    r.repository
+                );
+                return Err(FetchError::Status { url, status: StatusCode::NOT_FOUND, message, own: true });
+            }
+            other => other?,
+        };
         read(response, "the manifest", limit).await
     }
 
