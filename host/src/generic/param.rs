@@ -167,6 +167,11 @@ pub fn rewrite_schema(schema: &str, name: &str, version: &str, value: &[u8]) -> 
         "parameter": B64.encode(value),
     });
     let raw = |v: &serde_json::Value| RawValue::from_string(v.to_string()).map(Cow::Owned).map_err(not_json);
+    // The plugin this package runs on is `wasm`, this host: a download URL
+    // in a component's schema would tell the engine where to fetch that
+    // native executable from (and the SDKs to register the package with
+    // it), which is not the component's to say.
+    doc.remove("pluginDownloadURL");
     doc.insert("version".into(), raw(&version.into())?);
     doc.insert("parameterization".into(), raw(&parameterization)?);
     serde_json::to_string(&doc).map_err(not_json)
@@ -227,11 +232,14 @@ mod tests {
 
     #[test]
     fn a_schema_is_rewritten_at_its_top_level_only() {
-        let schema =
-            r#"{"name":"p","version":"0.0.1","resources":{"p:index:B":{"z":1,"a":1.50}},"parameterization":7}"#;
+        let schema = r#"{"name":"p","version":"0.0.1","resources":{"p:index:B":{"z":1,"a":1.50}},"parameterization":7,"pluginDownloadURL":"https://x.example/"}"#;
         let out: serde_json::Value =
             serde_json::from_str(&rewrite_schema(schema, "p", "1.2.3", b"v").unwrap()).unwrap();
         assert_eq!(out["version"], "1.2.3");
+        assert!(
+            out.get("pluginDownloadURL").is_none(),
+            "where the engine fetches `wasm` is not the component's to say"
+        );
         assert_eq!(out["parameterization"]["baseProvider"]["name"], BASE_NAME);
         assert_eq!(B64.decode(out["parameterization"]["parameter"].as_str().unwrap()).unwrap(), b"v");
         // Inner values pass as written: not parsed into a tree and printed again.
