@@ -167,7 +167,7 @@ async fn run_serve(
         Some((known, version)) => {
             tracing::info!("warm start: {} loads behind the port line", component.display());
             // The sandbox is made now so a policy error still stops the start.
-            let sandbox = Sandbox::new(&known.name, policy.for_provider(&known.name), &config)?;
+            let sandbox = Sandbox::new(&known.name, policy.for_provider(&known.name, &known.digest), &config)?;
             // What the record promises; a file loaded instead must be the same.
             let expected = (known.name.clone(), version.clone());
             let autonaming = known.autonaming;

@@ -257,13 +257,13 @@ impl GenericProvider {
         wasm: Arc<[u8]>,
         policy: &Policy,
     ) -> Result<Arc<Unit>, GenericError> {
-        let same = |u: &&Arc<Unit>| u.digest == digest && u.grants == policy.for_provider(&u.loaded.name);
+        let same = |u: &&Arc<Unit>| u.digest == digest && u.grants == policy.for_provider(&u.loaded.name, digest);
         if let Some(u) = units.iter().find(same) {
             return Ok(u.clone());
         }
         let loaded = self.runtime.load(wasm, self.logs.clone(), policy).await?;
         tracing::info!("loaded {} {} (sha256:{digest}, cached: {})", loaded.name, loaded.version, loaded.cache_hit);
-        let grants = policy.for_provider(&loaded.name);
+        let grants = policy.for_provider(&loaded.name, digest);
         let unit = Arc::new(Unit { digest: digest.to_owned(), grants, loaded });
         units.push(unit.clone());
         Ok(unit)

@@ -226,7 +226,7 @@ impl Runtime {
             RuntimeError::BadPluginInfo(text::escape(&format!("version '{}': {e}", info.version), &[]).into())
         })?;
         validate_package_name(&info.name)?;
-        let mut sandbox = Sandbox::new(&info.name, policy.for_provider(&info.name), &self.config)?;
+        let mut sandbox = Sandbox::new(&info.name, policy.for_provider(&info.name, &digest), &self.config)?;
         sandbox.note_needs(&needs);
         pool.set_sandbox(sandbox);
         let autonaming = info.supports_autonaming_configuration;

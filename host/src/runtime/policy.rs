@@ -54,6 +54,11 @@ pub struct Grants {
     pub packages: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_mb: Option<usize>,
+    /// In a `[providers.<name>]` section only: the section is the grant of
+    /// the component with these bytes (`sha256:<hex>`, as `pulumi-wasm
+    /// info` prints it), not of any component that calls itself `<name>`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_s: Option<u64>,
 }
@@ -97,6 +102,7 @@ impl GrantFlags {
             env: self.allow_env.clone(),
             dirs: self.allow_dir.iter().map(|d| Grants::parse_dir_flag(d).map(absolute)).collect::<Result<_, _>>()?,
             packages: self.allow_package.clone(),
+            digest: None,
             memory_mb: None,
             timeout_s: None,
         };
@@ -131,15 +137,28 @@ impl Policy {
             }
             g.validate()?;
         }
+        if policy.defaults.digest.is_some() {
+            let why = "a digest names one component: it belongs in a [providers.<name>] section";
+            return Err(PolicyError::Parse { path: path.into(), message: why.into() });
+        }
         Ok(policy)
     }
 
-    /// The grants for `provider`: the defaults plus its own section.
-    pub fn for_provider(&self, provider: &str) -> Grants {
+    /// The grants for `provider`, the component with lower-case hex SHA-256
+    /// `digest`: the defaults plus its own section, unless that section pins
+    /// another component's digest.
+    pub fn for_provider(&self, provider: &str, digest: &str) -> Grants {
         let mut g = self.defaults.clone();
         if let Some(own) = self.providers.get(provider) {
-            g.merge(own.clone());
+            match own.digest.as_deref().map(|d| d.trim_start_matches("sha256:")) {
+                Some(pinned) if pinned != digest => tracing::warn!(
+                    "policy section [providers.{provider}] is for sha256:{pinned}, not this component \
+                     (sha256:{digest}), so it is not applied"
+                ),
+                _ => g.merge(own.clone()),
+            }
         }
+        g.digest = None;
         g
     }
 }
@@ -152,6 +171,7 @@ impl Grants {
         self.env.extend(other.env);
         self.dirs.extend(other.dirs);
         self.packages.extend(other.packages);
+        self.digest = other.digest.or(self.digest.take());
         self.memory_mb = other.memory_mb.or(self.memory_mb);
         self.timeout_s = other.timeout_s.or(self.timeout_s);
     }
@@ -163,6 +183,12 @@ impl Grants {
         for d in &self.dirs {
             if !d.guest.starts_with('/') {
                 return Err(PolicyError::Grant(d.guest.clone(), "guest paths are absolute".into()));
+            }
+        }
+        if let Some(d) = &self.digest {
+            let hex = d.strip_prefix("sha256:").unwrap_or_default();
+            if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
+                return Err(PolicyError::Grant(d.clone(), "a digest is sha256: and 64 lower-case hex digits".into()));
             }
         }
         for p in &self.packages {
@@ -383,16 +409,35 @@ mod tests {
         )
         .unwrap();
         let p = Policy::load(&path).unwrap();
-        let kv = p.for_provider("kv");
+        let kv = p.for_provider("kv", "ab");
         assert_eq!(kv.memory_mb, Some(256));
         assert_eq!(kv.timeout_s, Some(5));
         assert_eq!(kv.env, vec!["HOME_ONLY"]);
         assert_eq!(kv.dirs[0].host, dir.path().join("data"));
-        assert!(p.for_provider("other").http.is_empty());
+        assert!(p.for_provider("other", "ab").http.is_empty());
         std::fs::write(&path, "[providers.kv]\nhttp = [\"ftp://x\"]\n").unwrap();
         assert!(Policy::load(&path).is_err());
         std::fs::write(&path, "[providers.kv]\nnetwork = true\n").unwrap();
         assert!(Policy::load(&path).is_err(), "unknown keys are errors, not silently ignored");
+    }
+
+    #[test]
+    fn a_section_pinned_by_digest_is_that_component_s_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("policy.toml");
+        let mine = "ab".repeat(32);
+        let section = |digest: &str| format!("[providers.kv]\ndigest = \"{digest}\"\nenv = [\"KV_TOKEN\"]\n");
+        std::fs::write(&path, section(&format!("sha256:{mine}"))).unwrap();
+        let p = Policy::load(&path).unwrap();
+        assert_eq!(p.for_provider("kv", &mine).env, ["KV_TOKEN"]);
+        assert_eq!(p.for_provider("kv", &mine).digest, None, "the digest is no grant");
+        assert!(p.for_provider("kv", &"cd".repeat(32)).env.is_empty(), "another component calling itself kv");
+        for bad in [mine.clone(), format!("sha256:{}", "AB".repeat(32)), "sha256:abc".into()] {
+            std::fs::write(&path, section(&bad)).unwrap();
+            assert!(Policy::load(&path).is_err(), "{bad}");
+        }
+        std::fs::write(&path, format!("[defaults]\ndigest = \"sha256:{mine}\"\n")).unwrap();
+        assert!(Policy::load(&path).unwrap_err().to_string().contains("[providers.<name>] section"));
     }
 
     #[test]
