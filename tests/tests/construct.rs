@@ -373,6 +373,13 @@ async fn a_component_reaches_through_the_engine_only_the_packages_it_is_granted(
     let state = from_struct(p.client.construct(fetched).await.unwrap().into_inner().state.as_ref());
     let outcome = state["downloaded"].as_str().unwrap();
     assert!(outcome.contains("may not name where the engine downloads a plugin from"), "{outcome}");
+    // Its own type handed to another package's provider is refused too.
+    let aws = "urn:pulumi:dev::proj::pulumi:providers:aws::default::prov-9";
+    let handed = probe(&monitor, "h", json!({ "withProviderRef": aws }));
+    let state = from_struct(p.client.construct(handed).await.unwrap().into_inner().state.as_ref());
+    let outcome = state["downloaded"].as_str().unwrap();
+    assert!(outcome.contains("registering with provider") && outcome.contains("missing grant: package"), "{outcome}");
+    assert!(outcome.contains("aws") && outcome.contains("for provider probe"), "{outcome}");
     assert!(monitor.received().registrations.iter().all(|r| r.name != "fetched"));
 }
 

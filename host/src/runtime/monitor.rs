@@ -115,12 +115,16 @@ pub(super) fn open(
 /// provider with the user's credentials (`command:local:Command` runs a
 /// command), a function or read of another package reads what that provider
 /// can. So only its own packages, and those the user granted (`packages`),
-/// are let through; a local component (neither custom nor remote) is a
-/// name in the tree and always is.
+/// are let through, by the token and by the provider reference named with
+/// it; a local component (neither custom nor remote) is a name in the tree
+/// and always is.
 #[derive(Clone, Debug)]
 pub(super) struct Reach {
-    /// Its own packages: its name and the packages it was parameterized as.
-    pub own: Vec<String>,
+    /// Its own packages, each with the version it is served at: the plugin
+    /// the engine booted (when served directly) and the packages it was
+    /// parameterized as. Not the name a component gives itself otherwise:
+    /// any component may take any name.
+    pub own: Vec<(String, String)>,
     /// The `packages` grant (`*`: any).
     pub granted: Vec<String>,
     pub provider: String,
@@ -128,15 +132,68 @@ pub(super) struct Reach {
 }
 
 impl Reach {
-    fn check(&self, what: &str, token: &str) -> MonitorResult<()> {
+    /// Whether `token` (asked for at `version`, when one is named) is the
+    /// component's to ask for.
+    fn check(&self, what: &str, token: &str, version: &str) -> MonitorResult<()> {
         let package = package_of(token);
-        let mine = self.own.iter().any(|p| !p.is_empty() && p == package);
-        if mine || self.granted.iter().any(|g| g == "*" || g == package) {
+        let shown = |t: &str| crate::text::escape_within(t.to_owned(), &[], 200);
+        if let Some((_, served)) = self.own.iter().find(|(p, _)| !p.is_empty() && p == package) {
+            // Another version of its own package would be another plugin,
+            // which the engine may download and run natively.
+            if !version.is_empty() && version != served {
+                return Err(self.refuse(format!(
+                    "{what} {:?}: its own package is served at version {served}, not {:?}",
+                    shown(token),
+                    shown(version)
+                )));
+            }
             return Ok(());
         }
-        let denial = format!("missing grant: package {package:?} for provider {}", self.provider);
-        note(&self.denials, format!("{what} {token:?} refused: {denial}"));
-        Err(types::Error::FailedPrecondition(format!("{what} {token:?}: {denial}")))
+        if self.granted.iter().any(|g| g == "*" || g == package) {
+            return Ok(());
+        }
+        let denial = format!("missing grant: package {:?} for provider {}", shown(package), self.provider);
+        Err(self.refuse(format!("{what} {:?}: {denial}", shown(token))))
+    }
+
+    /// A provider reference (`<urn>::<id>`) the request names: its package
+    /// must be one the component may reach too, or the resource would be
+    /// handed to another package's provider.
+    fn check_provider(&self, what: &str, reference: &str) -> MonitorResult<()> {
+        if reference.is_empty() {
+            return Ok(());
+        }
+        // urn:pulumi:<stack>::<project>::<parent types$>type::<name>::<id>
+        match reference.split("::").nth(2).and_then(|t| t.rsplit('$').next()) {
+            Some(type_) if type_.starts_with("pulumi:providers:") => self.check(what, type_, ""),
+            _ => Err(self.refuse(format!(
+                "{what}: {:?} is not a provider reference",
+                crate::text::escape_within(reference.to_owned(), &[], 200)
+            ))),
+        }
+    }
+
+    fn refuse(&self, message: String) -> types::Error {
+        note(&self.denials, format!("refused: {message}"));
+        types::Error::FailedPrecondition(message)
+    }
+
+    fn register(&self, r: &m::RegisterResourceRequest) -> MonitorResult<()> {
+        // A download URL makes the engine fetch a plugin from there and run it natively.
+        if !r.options.plugin_download_url.is_empty() {
+            let url = crate::text::escape_within(r.options.plugin_download_url.clone(), &[], 200);
+            return Err(
+                self.refuse(format!("a component may not name where the engine downloads a plugin from (\"{url}\")"))
+            );
+        }
+        if r.custom || r.remote {
+            self.check("registering", &r.type_, &r.options.version)?;
+            self.check_provider("registering with provider", &r.options.provider)?;
+            for (_, reference) in &r.options.providers {
+                self.check_provider("registering with provider", reference)?;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -159,31 +216,24 @@ impl ResourceMonitor for Guarded {
         &self,
         request: m::RegisterResourceRequest,
     ) -> BoxFuture<'_, MonitorResult<m::RegisterResourceResponse>> {
-        // A download URL makes the engine fetch a plugin from there and run it natively.
-        if !request.options.plugin_download_url.is_empty() {
-            let url = crate::text::escape_within(request.options.plugin_download_url, &[], 200);
-            return refused(types::Error::FailedPrecondition(format!(
-                "a component may not name where the engine downloads a plugin from (\"{url}\")"
-            )));
+        match self.reach.register(&request) {
+            Ok(()) => self.inner.register_resource(request),
+            Err(e) => refused(e),
         }
-        if (request.custom || request.remote)
-            && let Err(e) = self.reach.check("registering", &request.type_)
-        {
-            return refused(e);
-        }
-        self.inner.register_resource(request)
     }
     fn register_resource_outputs(&self, urn: String, outputs: types::Value) -> BoxFuture<'_, MonitorResult<()>> {
         self.inner.register_resource_outputs(urn, outputs)
     }
     fn invoke(&self, request: m::InvokeRequest) -> BoxFuture<'_, MonitorResult<m::InvokeResponse>> {
-        match self.reach.check("invoking", &request.token) {
+        let allowed = self.reach.check("invoking", &request.token, &request.version);
+        match allowed.and_then(|()| self.reach.check_provider("invoking with provider", &request.provider)) {
             Ok(()) => self.inner.invoke(request),
             Err(e) => refused(e),
         }
     }
     fn read_resource(&self, request: m::ReadResourceRequest) -> BoxFuture<'_, MonitorResult<m::ReadResourceResponse>> {
-        match self.reach.check("reading", &request.type_) {
+        let allowed = self.reach.check("reading", &request.type_, &request.version);
+        match allowed.and_then(|()| self.reach.check_provider("reading with provider", &request.provider)) {
             Ok(()) => self.inner.read_resource(request),
             Err(e) => refused(e),
         }
@@ -250,29 +300,50 @@ mod tests {
     #[test]
     fn a_component_reaches_its_own_packages_and_the_granted_ones() {
         let reach = |granted: &[&str]| Reach {
-            own: vec!["pets".into(), "fleet".into()],
+            own: vec![("pets".into(), "0.1.0".into()), ("fleet".into(), "2.0.0".into())],
             granted: granted.iter().map(|g| g.to_string()).collect(),
             provider: "pets".into(),
             denials: Denials::default(),
         };
         let none = reach(&[]);
         for mine in ["pets:index:Kennel", "fleet:index:Thing", "pulumi:providers:fleet"] {
-            none.check("registering", mine).unwrap();
+            none.check("registering", mine, "").unwrap();
         }
-        let e = none.check("invoking", "aws:s3:getBucket").unwrap_err();
+        none.check("registering", "fleet:index:Thing", "2.0.0").unwrap();
+        let e = none.check("invoking", "aws:s3:getBucket", "").unwrap_err();
         assert!(
             matches!(&e, types::Error::FailedPrecondition(m) if m.contains("missing grant: package \"aws\" for provider pets")),
             "{e:?}"
         );
-        assert!(none.check("registering", "pulumi:providers:aws").is_err(), "a provider of another package");
-        assert!(none.check("reading", "pulumi:pulumi:StackReference").is_err(), "the engine's own too");
-        assert_eq!(none.denials.lock().unwrap().len(), 3, "each refusal is noted for the call's error");
-        reach(&["aws"]).check("invoking", "aws:s3:getBucket").unwrap();
-        assert!(reach(&["aws"]).check("invoking", "gcp:x:y").is_err());
-        reach(&["*"]).check("registering", "command:local:Command").unwrap();
-        // An empty own name (a component not yet named) matches nothing.
-        let unnamed = Reach { own: vec![String::new()], ..reach(&[]) };
-        assert!(unnamed.check("invoking", ":x:y").is_err());
+        assert!(none.check("registering", "pulumi:providers:aws", "").is_err(), "a provider of another package");
+        assert!(none.check("reading", "pulumi:pulumi:StackReference", "").is_err(), "the engine's own too");
+        // Its own package at another version is another plugin, which the engine would fetch.
+        let e = none.check("registering", "pets:index:Kennel", "9.9.9").unwrap_err();
+        assert!(matches!(&e, types::Error::FailedPrecondition(m) if m.contains("served at version 0.1.0")), "{e:?}");
+        assert_eq!(none.denials.lock().unwrap().len(), 4, "each refusal is noted for the call's error");
+        reach(&["aws"]).check("invoking", "aws:s3:getBucket", "6.0.0").unwrap();
+        assert!(reach(&["aws"]).check("invoking", "gcp:x:y", "").is_err());
+        reach(&["*"]).check("registering", "command:local:Command", "").unwrap();
+        // The name a component gives itself is not its package: only what `own` lists.
+        let unnamed = Reach { own: vec![], ..reach(&[]) };
+        assert!(unnamed.check("registering", "pets:index:Kennel", "").is_err());
+        assert!(
+            Reach { own: vec![(String::new(), String::new())], ..reach(&[]) }.check("invoking", ":x:y", "").is_err()
+        );
+        // Provider references: their package must be reachable too.
+        let aws = "urn:pulumi:dev::proj::pulumi:providers:aws::default::id-1";
+        assert!(none.check_provider("registering with provider", aws).is_err());
+        reach(&["aws"]).check_provider("registering with provider", aws).unwrap();
+        let own = "urn:pulumi:dev::proj::pets:index:Kennel$pulumi:providers:fleet::p::id-2";
+        none.check_provider("registering with provider", own).unwrap();
+        none.check_provider("registering with provider", "").unwrap();
+        assert!(none.check_provider("registering with provider", "not a reference").is_err());
+        let aws_type = "urn:pulumi:dev::proj::aws:s3:Bucket::b::id";
+        assert!(reach(&["*"]).check_provider("x", aws_type).is_err(), "not a provider at all");
+        // A long token is shown cut.
+        let long = "x".repeat(1 << 20);
+        let e = none.check("invoking", &format!("{long}:a:b"), "").unwrap_err();
+        assert!(matches!(&e, types::Error::FailedPrecondition(m) if m.len() < 2000), "{}", format!("{e:?}").len());
     }
 
     #[tokio::test]

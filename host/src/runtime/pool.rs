@@ -365,7 +365,11 @@ impl<'a> Lease<'a> {
         let sandbox = self.pool.sandbox();
         let Some(inst) = self.inst.as_mut() else { return };
         let reach = monitor::Reach {
-            own: packages.iter().map(|p| p.name.clone()).chain([sandbox.provider.clone()]).collect(),
+            own: packages
+                .iter()
+                .map(|p| (p.name.clone(), p.version.clone()))
+                .chain(self.pool.base.get().cloned())
+                .collect(),
             granted: sandbox.grants.packages.clone(),
             provider: sandbox.provider.clone(),
             denials: inst.store.data().denials.clone(),
@@ -472,16 +476,20 @@ impl<'a> Lease<'a> {
                 RuntimeError::Deadline { after: self.timeout, partial }
             };
         }
-        // Cut: wasmtime's backtrace names the guest's functions, whose
-        // names are as long as the guest likes.
-        let mut message = crate::text::escape_within(format!("{e:#}"), crate::text::LINES, crate::text::MAX_MESSAGE);
+        // Cut: wasmtime's backtrace names the guest's functions, whose names
+        // are as long as the guest likes, and comes before the cause, which
+        // then goes first so the cut keeps it.
+        let full = format!("{e:#}");
+        // wasmtime's error type for this is private; its message is what there is.
+        let fuel = full.contains("fuel allocated for hostcalls has been exhausted");
+        let full = if full.len() > crate::text::MAX_MESSAGE { format!("{}; {full}", e.root_cause()) } else { full };
+        let mut message = crate::text::escape_within(full, crate::text::LINES, crate::text::MAX_MESSAGE);
         if data.limits.refused {
             // Debug-formatted, as below: one line, whatever the guest's names hold.
             tracing::warn!("discarding an instance that hit its memory limit: {message:?}");
             return RuntimeError::OutOfMemory { limit: data.limits.limit, partial };
         }
-        // wasmtime's error type for this is private; its message is what there is.
-        if message.contains("fuel allocated for hostcalls has been exhausted") {
+        if fuel {
             tracing::warn!("discarding an instance that copied too much in one call: {message:?}");
             return RuntimeError::TooMuchData { limit: MAX_COPY_OUT, partial };
         }

@@ -3,8 +3,9 @@
 //! `construct` registers a component with one child, invokes a function,
 //! reads a resource and returns what it got, so a test can see the monitor
 //! working in the same process afterwards; with `spinMs` it also works that
-//! long after registering the child; with `downloadFrom` it registers a
-//! child naming a plugin download URL instead. Parameterized (`args: [name]`, or a
+//! long after registering the child; with `downloadFrom` or
+//! `withProviderRef` it registers a child naming a plugin download URL or
+//! a provider reference instead. Parameterized (`args: [name]`, or a
 //! value), it becomes package `name`; `construct` uses its type's package
 //! for the child, the invoke and the read, and with `withProvider` also
 //! registers an explicit provider of it first.
@@ -70,9 +71,16 @@ impl Provider for Probe {
         }
         let thing = format!("{package}:index:Thing");
         // `downloadFrom`: a child naming where the engine would download its
-        // plugin from; the host refuses it, and the state says how.
-        if let Some(url) = req.inputs.get("downloadFrom").and_then(Value::as_str) {
-            let options = Options { plugin_download_url: url.to_owned(), ..me.child() };
+        // plugin from; `withProviderRef`: one naming a provider reference
+        // (another package's: the host refuses both, and the state says how).
+        let download = req.inputs.get("downloadFrom").and_then(Value::as_str);
+        let provider = req.inputs.get("withProviderRef").and_then(Value::as_str);
+        if download.is_some() || provider.is_some() {
+            let options = Options {
+                plugin_download_url: download.unwrap_or_default().to_owned(),
+                provider: provider.unwrap_or_default().to_owned(),
+                ..me.child()
+            };
             let outcome = match me.custom(&thing, "fetched", PropertyMap::new(), options) {
                 Ok(_) => "registered".to_owned(),
                 Err(e) => format!("{e:?}"),
