@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 
 /// `$PULUMI_WASM_STORE`, else `$XDG_DATA_HOME/pulumi-wasm/store`, else
 /// `~/.local/share/pulumi-wasm/store`; on Windows, where shells set no
-/// `HOME`, `%LOCALAPPDATA%\pulumi-wasm\store` comes before the last.
+/// `HOME`, `%LOCALAPPDATA%\pulumi-wasm\store` comes before the last
+/// (unless a store is already there, as a shell with `HOME` made one).
 pub(crate) fn store_dir() -> Option<PathBuf> {
     store_dir_from(|name| std::env::var_os(name))
 }
@@ -28,18 +29,24 @@ pub(crate) fn artifact_dir(root: &Path) -> PathBuf {
 }
 
 fn store_dir_from(var: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
-    store_dir_on(var, cfg!(windows))
+    store_dir_on(var, cfg!(windows).then_some(|p: &Path| p.is_dir()))
 }
 
-fn store_dir_on(var: impl Fn(&str) -> Option<OsString>, windows: bool) -> Option<PathBuf> {
+/// `windows`: on Windows, with how to tell whether a store exists.
+fn store_dir_on(var: impl Fn(&str) -> Option<OsString>, windows: Option<impl Fn(&Path) -> bool>) -> Option<PathBuf> {
     let var = |name| var(name).filter(|v| !v.is_empty()).map(PathBuf::from);
     if let Some(d) = var("PULUMI_WASM_STORE") {
         return Some(d);
     }
-    let home = || var("HOME").map(|h| h.join(".local").join("share"));
-    let local_app_data = || if windows { var("LOCALAPPDATA") } else { None };
-    let base = var("XDG_DATA_HOME").or_else(local_app_data).or_else(home)?;
-    Some(base.join("pulumi-wasm").join("store"))
+    let store = |base: PathBuf| base.join("pulumi-wasm").join("store");
+    if let Some(d) = var("XDG_DATA_HOME") {
+        return Some(store(d));
+    }
+    let home = var("HOME").map(|h| store(h.join(".local").join("share")));
+    match windows {
+        Some(exists) if !home.as_deref().is_some_and(&exists) => var("LOCALAPPDATA").map(store).or(home),
+        _ => home,
+    }
 }
 
 fn cache_dir_from(var: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
@@ -78,12 +85,17 @@ mod tests {
     fn on_windows_the_store_is_in_local_app_data() {
         let windows = [("LOCALAPPDATA", r"C:\Users\a\AppData\Local")];
         let expected = PathBuf::from(r"C:\Users\a\AppData\Local").join("pulumi-wasm").join("store");
-        assert_eq!(store_dir_on(env(&windows), true), Some(expected.clone()));
-        // Before a HOME that Git Bash sets, so every shell finds the same store.
+        let none_yet = Some(|_: &Path| false);
+        assert_eq!(store_dir_on(env(&windows), none_yet), Some(expected.clone()));
+        // Before a HOME that Git Bash sets, so every shell finds the same store ...
         let both = [windows[0], ("HOME", "/h")];
-        assert_eq!(store_dir_on(env(&both), true), Some(expected));
-        assert_eq!(store_dir_on(env(&both), false), Some("/h/.local/share/pulumi-wasm/store".into()));
-        assert_eq!(store_dir_on(env(&windows), false), None, "elsewhere it means nothing");
+        assert_eq!(store_dir_on(env(&both), none_yet), Some(expected));
+        // ... unless that shell made a store there already, which is kept.
+        let made = Some(|p: &Path| p == Path::new("/h/.local/share/pulumi-wasm/store"));
+        assert_eq!(store_dir_on(env(&both), made), Some("/h/.local/share/pulumi-wasm/store".into()));
+        let elsewhere: Option<fn(&Path) -> bool> = None;
+        assert_eq!(store_dir_on(env(&both), elsewhere), Some("/h/.local/share/pulumi-wasm/store".into()));
+        assert_eq!(store_dir_on(env(&windows), elsewhere), None, "elsewhere it means nothing");
     }
 
     #[test]

@@ -272,7 +272,14 @@ fn pack_generic(out: &Path, rt: &RuntimeArgs) -> anyhow::Result<()> {
     make_executable(&target)?;
     let version = env!("CARGO_PKG_VERSION");
     println!("packed the parameterized provider {GENERIC_PLUGIN} {version} into {}", out.display());
-    write_packed_policy(&plugin::beside(&target, "policy.toml"), rt.policy(None)?)?;
+    // Only the defaults: a component added with `pulumi package add` gets
+    // them and the flags given there, not a section for a name it chose.
+    let policy = rt.policy(None)?;
+    if !policy.providers.is_empty() {
+        println!("not packed: the policy's [providers.*] sections (a parameterized component gets [defaults] only)");
+    }
+    let defaults = Policy { defaults: policy.defaults, ..Policy::default() };
+    write_packed_policy(&plugin::beside(&target, "policy.toml"), defaults)?;
     println!(
         "Pulumi.yaml:\n  plugins:\n    providers:\n      - name: {GENERIC_PLUGIN}\n        path: {}",
         out.display()

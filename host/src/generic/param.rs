@@ -170,8 +170,11 @@ pub fn rewrite_schema(schema: &str, name: &str, version: &str, value: &[u8]) -> 
     // The plugin this package runs on is `wasm`, this host: a download URL
     // in a component's schema would tell the engine where to fetch that
     // native executable from (and the SDKs to register the package with
-    // it), which is not the component's to say.
-    doc.remove("pluginDownloadURL");
+    // it), which is not the component's to say. Any case: the CLI's JSON
+    // reader matches keys without it.
+    // So are the fields set next (a `Version` would otherwise compete).
+    let replaced = ["pluginDownloadURL", "version", "parameterization"];
+    doc.retain(|key, _| !replaced.iter().any(|r| key.eq_ignore_ascii_case(r)));
     doc.insert("version".into(), raw(&version.into())?);
     doc.insert("parameterization".into(), raw(&parameterization)?);
     serde_json::to_string(&doc).map_err(not_json)
@@ -232,14 +235,12 @@ mod tests {
 
     #[test]
     fn a_schema_is_rewritten_at_its_top_level_only() {
-        let schema = r#"{"name":"p","version":"0.0.1","resources":{"p:index:B":{"z":1,"a":1.50}},"parameterization":7,"pluginDownloadURL":"https://x.example/"}"#;
+        let schema = r#"{"name":"p","version":"0.0.1","resources":{"p:index:B":{"z":1,"a":1.50}},"parameterization":7,"pluginDownloadURL":"https://x.example/","PluginDownloadUrl":"https://y.example/"}"#;
         let out: serde_json::Value =
             serde_json::from_str(&rewrite_schema(schema, "p", "1.2.3", b"v").unwrap()).unwrap();
         assert_eq!(out["version"], "1.2.3");
-        assert!(
-            out.get("pluginDownloadURL").is_none(),
-            "where the engine fetches `wasm` is not the component's to say"
-        );
+        let urls = out.as_object().unwrap().keys().filter(|k| k.eq_ignore_ascii_case("pluginDownloadURL")).count();
+        assert_eq!(urls, 0, "where the engine fetches `wasm` is not the component's to say, in any case");
         assert_eq!(out["parameterization"]["baseProvider"]["name"], BASE_NAME);
         assert_eq!(B64.decode(out["parameterization"]["parameter"].as_str().unwrap()).unwrap(), b"v");
         // Inner values pass as written: not parsed into a tree and printed again.

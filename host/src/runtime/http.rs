@@ -87,6 +87,8 @@ pub struct HttpHooks {
     pub denials: Denials,
     /// [`MAX_CONNECTIONS`] permits: one held by each open connection.
     pub connections: Arc<Semaphore>,
+    /// [`MAX_LOOKUPS`] permits: one held by each name lookup until it ends.
+    pub lookups: Arc<Semaphore>,
 }
 
 type Sent = Result<(http::Response<WasiBody>, Box<dyn Future<Output = Result<(), HttpError>> + Send>), HttpError>;
@@ -100,8 +102,8 @@ impl WasiHttpHooks for HttpHooks {
     ) -> Box<dyn Future<Output = Sent> + Send> {
         let grants = self.grants.clone();
         let deny = Denier { provider: self.provider.clone(), denials: self.denials.clone() };
-        let connections = self.connections.clone();
-        Box::new(async move { send(request, options, &grants, &deny, connections).await })
+        let (connections, lookups) = (self.connections.clone(), self.lookups.clone());
+        Box::new(async move { send(request, options, &grants, &deny, connections, lookups).await })
     }
 
     /// What one write to a request's body may hand over: the body buffers
@@ -152,13 +154,22 @@ pub(super) fn note(denials: &Denials, what: String) {
 /// filesystem calls and artifact loads of every guest.
 static LOOKUPS: Semaphore = Semaphore::const_new(32);
 
-/// `host`'s addresses; the lookup holds one of [`LOOKUPS`] until the
-/// resolver answers, however long the caller waits.
-async fn lookup(host: String, port: u16) -> Result<Vec<SocketAddr>, HttpError> {
+/// Name lookups one instance may have running at once, so that one guest
+/// cannot take all of [`LOOKUPS`] alone.
+pub const MAX_LOOKUPS: usize = 8;
+
+/// `host`'s addresses (an address itself needs no lookup); a lookup holds
+/// one of `mine` (the instance's [`MAX_LOOKUPS`]) and one of [`LOOKUPS`]
+/// until the resolver answers, however long the caller waits.
+async fn lookup(host: String, port: u16, mine: Arc<Semaphore>) -> Result<Vec<SocketAddr>, HttpError> {
+    if let Ok(ip) = host.trim_start_matches('[').trim_end_matches(']').parse::<std::net::IpAddr>() {
+        return Ok(vec![SocketAddr::new(ip, port)]);
+    }
     let dns = || HttpError::DnsError { rcode: None, info_code: None };
+    let own = mine.acquire_owned().await.map_err(|_| dns())?;
     let permit = LOOKUPS.acquire().await.map_err(|_| dns())?;
     let lookup = tokio::spawn(async move {
-        let _held = permit;
+        let _held = (own, permit);
         tokio::net::lookup_host((host.as_str(), port)).await.map(|a| a.collect::<Vec<_>>())
     });
     lookup.await.map_err(|_| dns())?.map_err(|_| dns())
@@ -170,6 +181,7 @@ async fn send(
     grants: &[HttpGrant],
     deny: &Denier,
     connections: Arc<Semaphore>,
+    lookups: Arc<Semaphore>,
 ) -> Sent {
     let uri = req.uri().clone();
     let scheme = uri.scheme_str().unwrap_or("https").to_ascii_lowercase();
@@ -198,7 +210,7 @@ async fn send(
         return Err(HttpError::ConnectionLimitReached);
     };
 
-    let addrs: Vec<SocketAddr> = tokio::time::timeout(connect_timeout, lookup(host.clone(), port))
+    let addrs: Vec<SocketAddr> = tokio::time::timeout(connect_timeout, lookup(host.clone(), port, lookups))
         .await
         .map_err(|_| HttpError::ConnectionTimeout)??
         .into_iter()
@@ -404,7 +416,21 @@ pub fn is_public(ip: IpAddr) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::is_public;
+    use super::*;
+
+    #[tokio::test]
+    async fn lookups_take_the_instance_s_slots_and_addresses_need_none() {
+        let none = || Arc::new(Semaphore::new(0));
+        let ip = lookup("127.0.0.1".into(), 80, none()).await.unwrap();
+        assert_eq!(ip, [SocketAddr::from(([127, 0, 0, 1], 80))]);
+        assert_eq!(lookup("[::1]".into(), 443, none()).await.unwrap()[0].port(), 443);
+        // A name waits for one of the instance's slots.
+        let waited = tokio::time::timeout(Duration::from_millis(200), lookup("localhost".into(), 80, none())).await;
+        assert!(waited.is_err(), "no slot, no lookup");
+        let mine = Arc::new(Semaphore::new(MAX_LOOKUPS));
+        assert!(!lookup("localhost".into(), 80, mine.clone()).await.unwrap().is_empty());
+        assert_eq!(mine.available_permits(), MAX_LOOKUPS, "given back when the resolver answered");
+    }
 
     #[test]
     fn private_and_special_addresses_are_not_public() {

@@ -256,7 +256,12 @@ impl Grants {
         let read_only = mode == Some("ro");
         let bad = || PolicyError::Grant(flag.into(), "expected HOST:GUEST[:ro]".into());
         match rest.rsplit_once(':') {
-            Some((host, guest)) if guest.starts_with('/') && !host.is_empty() => {
+            // A lone letter is a drive (`C:/data`), not a host path.
+            Some((host, guest))
+                if guest.starts_with('/')
+                    && !host.is_empty()
+                    && !(host.len() == 1 && host.as_bytes()[0].is_ascii_alphabetic()) =>
+            {
                 Ok(DirGrant { host: PathBuf::from(host), guest: guest.to_string(), read_only })
             }
             // A bare host path is seen at the same path, which must be absolute Unix-style.
@@ -451,6 +456,8 @@ mod tests {
         assert_eq!(d, DirGrant { host: r"C:\data".into(), guest: "/data".into(), read_only: true });
         assert_eq!(Grants::parse_dir_flag(r"C:\data:/data").unwrap().host, PathBuf::from(r"C:\data"));
         assert!(Grants::parse_dir_flag(r"C:\data").is_err(), "no guest path to see it at");
+        assert!(Grants::parse_dir_flag("C:/data").is_err(), "a drive, not a host path `C`");
+        assert_eq!(Grants::parse_dir_flag("C:/data:/data").unwrap().host, PathBuf::from("C:/data"));
         assert_eq!(Grants::parse_dir_flag("/srv/data:rw").unwrap().guest, "/srv/data");
         let flags = GrantFlags { allow_dir: vec!["data:/data".into()], ..GrantFlags::default() };
         assert_eq!(flags.grants().unwrap().dirs[0].host, std::env::current_dir().unwrap().join("data"));

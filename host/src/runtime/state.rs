@@ -17,7 +17,7 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 use super::bindings::latest::pulumi::provider::{context, logging, types};
 use super::handles::Charges;
 use super::held;
-use super::http::{Denials, HttpHooks, MAX_CONNECTIONS};
+use super::http::{Denials, HttpHooks, MAX_CONNECTIONS, MAX_LOOKUPS};
 use super::logs::{LogQueue, LogSeverity};
 use super::monitor::ResourceMonitor;
 use super::sandbox::Sandbox;
@@ -147,6 +147,7 @@ impl HostState {
                 .trap_on_grow_failure(true)
                 .build(),
             memory: 0,
+            pending: 0,
             limit: sandbox.memory,
             refused: false,
         };
@@ -158,6 +159,7 @@ impl HostState {
             provider: sandbox.provider.clone(),
             denials: denials.clone(),
             connections: Arc::new(Semaphore::new(MAX_CONNECTIONS)),
+            lookups: Arc::new(Semaphore::new(MAX_LOOKUPS)),
         };
         HostState {
             wasi,
@@ -220,6 +222,8 @@ pub struct Limits {
     inner: StoreLimits,
     /// The size of all this instance's linear memories together, in bytes.
     pub memory: usize,
+    /// What the last growth allowed added to `memory`, taken back if it fails.
+    pending: usize,
     /// The sandbox's memory limit, in bytes.
     pub limit: usize,
     /// True once a growth past `limit` was refused (it traps), so the error
@@ -254,9 +258,18 @@ impl ResourceLimiter for HostState {
         // The memory's own declared maximum (not the sandbox's doing).
         let allowed = self.limits.inner.memory_growing(current, desired, maximum)?;
         if allowed {
+            self.limits.pending = total - self.limits.memory.min(total);
             self.limits.memory = total;
         }
         Ok(allowed)
+    }
+
+    /// A growth allowed above did not happen (the system refused the
+    /// memory): it no longer counts.
+    fn memory_grow_failed(&mut self, error: wasmtime::Error) -> wasmtime::Result<()> {
+        tracing::debug!("linear memory could not grow: {error:#}");
+        self.limits.memory -= std::mem::take(&mut self.limits.pending);
+        Ok(())
     }
 
     fn table_growing(&mut self, current: usize, desired: usize, maximum: Option<usize>) -> wasmtime::Result<bool> {
@@ -353,5 +366,9 @@ mod tests {
         assert!(state.memory_growing(300 * MIB, 500 * MIB, None).unwrap());
         assert_eq!(state.limits.memory, 500 * MIB);
         assert!(state.memory_growing(500 * MIB, 513 * MIB, None).is_err());
+        // A growth allowed that the system then refuses does not count.
+        assert!(state.memory_growing(500 * MIB, 510 * MIB, None).unwrap());
+        state.memory_grow_failed(wasmtime::format_err!("mmap failed")).unwrap();
+        assert_eq!(state.limits.memory, 500 * MIB);
     }
 }

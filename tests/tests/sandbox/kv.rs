@@ -110,8 +110,20 @@ async fn grants_given_to_pack_are_the_packed_plugin_s() {
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
     let policy = folder.path().join("pulumi-resource-kv.policy.toml");
-    assert!(pack(&["--allow-http", &url]).contains(&format!("http {url:?}")), "it says what it packed");
+    let data = folder.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let dir_flag = format!("{}:/data:ro", data.display());
+    let packed = pack(&["--allow-http", &url, "--allow-dir", &dir_flag, "--allow-package", "random"]);
+    assert!(packed.contains(&format!("http {url:?}")), "it says what it packed: {packed}");
     assert!(std::fs::read_to_string(&policy).unwrap().contains(&url));
+    // What `grants` reads back from the packed file, as the plugin does.
+    let wasm = folder.path().join("pulumi-resource-kv.wasm");
+    let shown =
+        std::process::Command::new(host_bin()).arg("grants").arg(&wasm).env_remove("PULUMI_WASM_POLICY").output();
+    let shown = String::from_utf8_lossy(&shown.unwrap().stdout).into_owned();
+    assert!(shown.contains("policy packed beside it"), "{shown}");
+    assert!(shown.contains(&format!("http: {url}")) && shown.contains("packages: random"), "{shown}");
+    assert!(shown.contains(&format!("{} -> /data (ro)", data.display())), "{shown}");
     assert!(pack(&[]).contains("grants: none"));
     assert!(!policy.exists(), "the grants of the earlier pack are gone");
 }
