@@ -342,7 +342,7 @@ fn write_packed_policy(path: &Path, mut policy: Policy) -> anyhow::Result<()> {
 }
 
 async fn pack(source: Source, out: &Path, rt: &RuntimeArgs) -> anyhow::Result<()> {
-    let LoadedProvider { name, version, pool, .. } = identify(&source, rt).await?;
+    let LoadedProvider { name, version, pool, digest, .. } = identify(&source, rt).await?;
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let exe = std::env::current_exe().context("locating this executable")?;
     let target = plugin::executable(out, &name);
@@ -351,8 +351,11 @@ async fn pack(source: Source, out: &Path, rt: &RuntimeArgs) -> anyhow::Result<()
     std::fs::write(&wasm_path, &source.wasm).context("copying the component")?;
     make_executable(&target)?;
     println!("packed {name} {version} into {}", out.display());
-    let grants = Policy { defaults: pool.sandbox().grants.clone(), ..Policy::default() };
-    write_packed_policy(&plugin::beside(&target, "policy.toml"), grants)?;
+    // Pinned to these bytes: a component put in the folder later gets none of it.
+    let grants =
+        pulumi_wasm_host::runtime::Grants { digest: Some(format!("sha256:{digest}")), ..pool.sandbox().grants.clone() };
+    let packed = Policy { providers: [(name.clone(), grants)].into(), ..Policy::default() };
+    write_packed_policy(&plugin::beside(&target, "policy.toml"), packed)?;
     println!("Pulumi.yaml:\n  plugins:\n    providers:\n      - name: {name}\n        path: {}", out.display());
     Ok(())
 }
