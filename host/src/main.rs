@@ -93,6 +93,12 @@ fn dispatch(runtime: &tokio::runtime::Runtime) -> anyhow::Result<()> {
                 Ok(())
             }),
             Command::Install { component, runtime: rt } => runtime.block_on(async {
+                if component.to_str().is_some_and(|c| c.starts_with(pulumi_wasm_host::oci::SCHEME)) {
+                    bail!(
+                        "install takes a file; a registry's component is installed with: pulumi-wasm pull {}",
+                        component.display()
+                    );
+                }
                 let wasm = std::fs::read(&component).with_context(|| format!("reading {}", component.display()))?;
                 let source = Source { wasm: wasm.into(), label: component.display().to_string() };
                 let loaded = identify(&source, &rt).await?;

@@ -52,6 +52,8 @@ async fn install_ls_lookup_serve_and_remove() {
     assert!(out.contains(&format!("installed random {version}")), "{out}");
     let out = ok(&store, &["install", random.to_str().unwrap()]);
     assert!(out.contains("already installed"), "{out}");
+    let err = fails(&store, &["install", "oci://ghcr.io/acme/random:1.0.0"]);
+    assert!(err.contains("pulumi-wasm pull oci://ghcr.io/acme/random:1.0.0"), "a registry's is pulled: {err}");
     let index: serde_json::Value =
         serde_json::from_slice(&std::fs::read(store.join(format!("packages/random/{version}.json"))).unwrap()).unwrap();
 
