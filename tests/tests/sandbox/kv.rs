@@ -113,7 +113,8 @@ async fn grants_given_to_pack_are_the_packed_plugin_s() {
     let data = folder.path().join("data");
     std::fs::create_dir(&data).unwrap();
     let dir_flag = format!("{}:/data:ro", data.display());
-    let packed = pack(&["--allow-http", &url, "--allow-dir", &dir_flag, "--allow-package", "random"]);
+    let packed =
+        pack(&["--allow-http", &url, "--allow-env", "KV_TOKEN", "--allow-dir", &dir_flag, "--allow-package", "random"]);
     assert!(packed.contains(&format!("http {url:?}")), "it says what it packed: {packed}");
     assert!(std::fs::read_to_string(&policy).unwrap().contains(&url));
     // What `grants` reads back from the packed file, as the plugin does.
@@ -124,6 +125,22 @@ async fn grants_given_to_pack_are_the_packed_plugin_s() {
     assert!(shown.contains("policy packed beside it"), "{shown}");
     assert!(shown.contains(&format!("http: {url}")) && shown.contains("packages: random"), "{shown}");
     assert!(shown.contains(&format!("{} -> /data (ro)", data.display())), "{shown}");
+    // The plugin runs with them, started cold and then warm (the digest the
+    // packed section is pinned to is the one the warm start recorded).
+    let exe = folder.path().join("pulumi-resource-kv");
+    let engine = TestEngine::start().await;
+    // A file is recorded for warm starts once its timestamps are settled (see process.rs).
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    for (start, key) in ["cold", "warm"].into_iter().zip(["c1", "c2"]) {
+        let env = [("KV_TOKEN".to_owned(), TOKEN.to_owned()), ("RUST_LOG".to_owned(), "info".to_owned())];
+        let mut p = Plugin::spawn_with(&exe, std::slice::from_ref(&engine.address), &env).await.unwrap();
+        p.boot(&engine.address, json!({"endpoint": url})).await.unwrap();
+        let inputs = p.client.check(check(key, json!({"key": key, "value": "v"}))).await.unwrap().into_inner().inputs;
+        let created = p.client.create(create(key, &inputs, false)).await;
+        assert!(created.is_ok(), "{start}: {created:?}; {}", p.stderr());
+        let log = p.stderr_with("loaded kv", Duration::from_secs(5)).await;
+        assert_eq!(log.contains("warm start:"), start == "warm", "{start}: {log}");
+    }
     assert!(pack(&[]).contains("grants: none"));
     assert!(!policy.exists(), "the grants of the earlier pack are gone");
 }
