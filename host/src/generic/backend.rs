@@ -65,18 +65,35 @@ impl Backend for GenericProvider {
         list(rp::ListRequest) -> rp::ListResponse, by token;
     }
 
-    /// Configures the package the provider resource is for; an engine that
-    /// names none configures every component.
+    /// Configures the package the provider resource is for: by its type, or
+    /// its URN's. An engine that names neither configures the components
+    /// whose packages the variables name (`kv:endpoint`), so that one
+    /// package's configuration, secrets among it, reaches no other
+    /// component; every component when there are none.
     async fn configure(
         &self,
         timeout: Option<Duration>,
         req: rp::ConfigureRequest,
     ) -> CallResult<rp::ConfigureResponse> {
-        if !req.type_.is_empty() {
-            let sub = self.route(&req.type_)?;
+        let urn_type = req.urn.split("::").nth(2).and_then(|t| t.rsplit('$').next()).unwrap_or_default();
+        let urn_type = if urn_type.starts_with("pulumi:providers:") { urn_type } else { "" };
+        let named_type = [req.type_.as_str(), urn_type].into_iter().find(|t| !t.is_empty());
+        if let Some(sub) = named_type.map(|t| self.route(t)).transpose()? {
             return sub.unit.loaded.pool.configure(timeout, req).await;
         }
-        let units = self.units();
+        let named: std::collections::BTreeSet<&str> =
+            req.variables.iter().filter_map(|(key, _)| key.split_once(':').map(|(package, _)| package)).collect();
+        let units = if named.is_empty() { self.units() } else { self.units_of(|package| named.contains(package)) };
+        if units.is_empty() && !named.is_empty() {
+            let named: Vec<&str> = named.into_iter().collect();
+            return Err(CallError::Provider {
+                error: types::Error::InvalidArgument(format!(
+                    "the configuration is for package {}, which this provider does not serve",
+                    named.join(", ")
+                )),
+                denials: Vec::new(),
+            });
+        }
         let mut last = Err(not_parameterized());
         for unit in units {
             last = Ok(unit.loaded.pool.configure(timeout, req.clone()).await?);

@@ -328,9 +328,14 @@ impl GenericProvider {
     }
 
     fn units(&self) -> Vec<Arc<Unit>> {
+        self.units_of(|_| true)
+    }
+
+    /// The components serving a package `wanted` accepts, each once.
+    fn units_of(&self, wanted: impl Fn(&str) -> bool) -> Vec<Arc<Unit>> {
         let subs = self.subs.read().expect("subs lock");
         let mut units: Vec<Arc<Unit>> = Vec::new();
-        for s in subs.iter() {
+        for s in subs.iter().filter(|s| wanted(&s.name)) {
             if !units.iter().any(|u| Arc::ptr_eq(u, &s.unit)) {
                 units.push(s.unit.clone());
             }

@@ -237,3 +237,33 @@ async fn grants_given_to_package_add_are_pinned_in_the_value() {
     assert_eq!(created.id, "b");
     assert!(api.item("b").is_some());
 }
+
+/// An engine that names no provider in Configure (neither its type nor its
+/// URN): one package's configuration, secrets among it, reaches only the
+/// component serving that package, not every component in the process.
+#[tokio::test]
+async fn a_configure_naming_no_provider_reaches_only_the_packages_its_variables_name() {
+    let bench = Bench::new().await;
+    let mut p = bench.start("store").await;
+    by_args(&mut p, &[component("echo-provider").to_str().unwrap()]).await.unwrap();
+    by_args(&mut p, &[component("random-provider").to_str().unwrap()]).await.unwrap();
+    let configure = |package: &str| ConfigureRequest {
+        variables: [(format!("{package}:token"), "s3cret".to_owned())].into(),
+        args: Some(to_struct(json!({ "token": "s3cret" }))),
+        accept_secrets: true,
+        accept_resources: true,
+        ..Default::default()
+    };
+    let config = |p: &mut Plugin| {
+        let req = InvokeRequest { tok: "echo:index:config".into(), args: Some(to_struct(json!({}))), preview: false };
+        let mut client = p.client.clone();
+        async move { from_struct(client.invoke(req).await.unwrap().into_inner().r#return.as_ref()) }
+    };
+    p.client.configure(configure("random")).await.unwrap();
+    let seen = config(&mut p).await;
+    assert_eq!((&seen["config"], &seen["configures"]), (&json!({}), &json!(0.0)), "random's did not reach echo");
+    p.client.configure(configure("echo")).await.unwrap();
+    assert_eq!(config(&mut p).await["config"]["token"], "s3cret");
+    let err = p.client.configure(configure("aws")).await.unwrap_err();
+    assert_status(&err, Code::InvalidArgument, &["package aws", "does not serve"]);
+}
