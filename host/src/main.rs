@@ -80,7 +80,7 @@ fn dispatch(runtime: &tokio::runtime::Runtime) -> anyhow::Result<()> {
             }
             Command::Grants { component, runtime: rt } => {
                 // A packed plugin's component runs with the policy packed beside it.
-                let packed = component.with_extension("policy.toml");
+                let packed = plugin::beside(&component.with_extension(""), "policy.toml");
                 let beside = (component.extension().is_some_and(|e| e == "wasm") && packed.is_file()).then_some(packed);
                 runtime.block_on(grants(load_component(&component)?, &rt, beside.as_deref()))
             }
@@ -326,9 +326,7 @@ fn write_packed_policy(path: &Path, mut policy: Policy) -> anyhow::Result<()> {
     let all = std::iter::once(&mut policy.defaults).chain(policy.providers.values_mut());
     let mut described = Vec::new();
     for grants in all {
-        for d in &mut grants.dirs {
-            d.host = std::path::absolute(&d.host).unwrap_or_else(|_| d.host.clone());
-        }
+        grants.make_dirs_absolute();
         described.extend(grants.describe());
     }
     if described.is_empty() {

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::{GenericProvider, Sub, not_parameterized, param};
 use crate::runtime::bindings::{rp, types};
-use crate::runtime::{Backend, CallError, CallResult};
+use crate::runtime::{Backend, CallError, CallResult, urn_type};
 
 /// Backend methods that pass the request to the pool of the sub-package
 /// owning `request.<field>`.
@@ -75,8 +75,7 @@ impl Backend for GenericProvider {
         timeout: Option<Duration>,
         req: rp::ConfigureRequest,
     ) -> CallResult<rp::ConfigureResponse> {
-        let urn_type = req.urn.split("::").nth(2).and_then(|t| t.rsplit('$').next()).unwrap_or_default();
-        let urn_type = if urn_type.starts_with("pulumi:providers:") { urn_type } else { "" };
+        let urn_type = urn_type(&req.urn).filter(|t| t.starts_with("pulumi:providers:")).unwrap_or_default();
         let named_type = [req.type_.as_str(), urn_type].into_iter().find(|t| !t.is_empty());
         if let Some(sub) = named_type.map(|t| self.route(t)).transpose()? {
             return sub.unit.loaded.pool.configure(timeout, req).await;

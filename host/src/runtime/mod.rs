@@ -25,7 +25,9 @@ pub use deferred::Deferred;
 pub use engine::{LoadedProvider, MAX_COMPONENT_BYTES, Runtime, RuntimeConfig};
 pub use http::is_public;
 pub use logs::{GuestLog, LOG_CHANNEL, LogQueue, LogSeverity};
-pub use monitor::{MonitorConnector, MonitorResult, Monitors, PackageDescriptor, ResourceMonitor, package_of};
+pub use monitor::{
+    MonitorConnector, MonitorResult, Monitors, PackageDescriptor, ResourceMonitor, package_of, urn_type,
+};
 pub use needs::Needs;
 pub use policy::{GrantFlags, Grants, Policy};
 pub use pool::{Lease, Pool};

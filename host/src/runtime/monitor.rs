@@ -110,6 +110,12 @@ pub(super) fn open(
     }
 }
 
+/// The type a URN names (`urn:pulumi:<stack>::<project>::<parent$>type::<name>`,
+/// or a provider reference with `::<id>` after it), without its parents'.
+pub fn urn_type(urn: &str) -> Option<&str> {
+    urn.split("::").nth(2).and_then(|t| t.rsplit('$').next())
+}
+
 /// What a component may ask the engine for. Through the engine it acts
 /// with the user's authority: a resource of another package is made by that
 /// provider with the user's credentials (`command:local:Command` runs a
@@ -163,8 +169,7 @@ impl Reach {
         if reference.is_empty() {
             return Ok(());
         }
-        // urn:pulumi:<stack>::<project>::<parent types$>type::<name>::<id>
-        match reference.split("::").nth(2).and_then(|t| t.rsplit('$').next()) {
+        match urn_type(reference) {
             Some(type_) if type_.starts_with("pulumi:providers:") => self.check(what, type_, ""),
             _ => Err(self.refuse(format!(
                 "{what}: {:?} is not a provider reference",

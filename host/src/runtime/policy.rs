@@ -164,6 +164,12 @@ impl Policy {
 }
 
 impl Grants {
+    /// Its directories made absolute (relative to the working directory),
+    /// so the grants mean the same wherever they are written down.
+    pub fn make_dirs_absolute(&mut self) {
+        self.dirs = std::mem::take(&mut self.dirs).into_iter().map(absolute).collect();
+    }
+
     /// Adds `other`'s grants; its limits, when set, win.
     pub fn merge(&mut self, other: Grants) {
         self.http.extend(other.http);
