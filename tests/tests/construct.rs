@@ -370,17 +370,62 @@ async fn a_component_reaches_through_the_engine_only_the_packages_it_is_granted(
     let (_engine, mut p) = serve("probe-provider").await;
     let monitor = TestMonitor::start().await;
     let fetched = probe(&monitor, "d", json!({ "downloadFrom": "https://plugins.example/evil.tar.gz" }));
-    let state = from_struct(p.client.construct(fetched).await.unwrap().into_inner().state.as_ref());
-    let outcome = state["downloaded"].as_str().unwrap();
+    let outcome = outcome_of(&mut p, fetched).await;
     assert!(outcome.contains("may not name where the engine downloads a plugin from"), "{outcome}");
     // Its own type handed to another package's provider is refused too.
     let aws = "urn:pulumi:dev::proj::pulumi:providers:aws::default::prov-9";
-    let handed = probe(&monitor, "h", json!({ "withProviderRef": aws }));
-    let state = from_struct(p.client.construct(handed).await.unwrap().into_inner().state.as_ref());
-    let outcome = state["downloaded"].as_str().unwrap();
+    let outcome = outcome_of(&mut p, probe(&monitor, "h", json!({ "withProviderRef": aws }))).await;
     assert!(outcome.contains("registering with provider") && outcome.contains("missing grant: package"), "{outcome}");
     assert!(outcome.contains("aws") && outcome.contains("for provider probe"), "{outcome}");
     assert!(monitor.received().registrations.iter().all(|r| r.name != "fetched"));
+}
+
+/// A URN names a resource in the user's state. A registration taking one
+/// over (a local component of that type and name, or an alias) would carry
+/// its state over, secret outputs among it, and outputs set for it would
+/// overwrite what its provider recorded: each is held to the packages the
+/// component may reach, and outputs to what it registered itself.
+#[tokio::test]
+async fn a_component_takes_over_no_other_package_s_resource() {
+    let (_engine, mut p) = serve("probe-provider").await;
+    let monitor = TestMonitor::start().await;
+    let key = "urn:pulumi:dev::proj::aws:iam:AccessKey::deploy";
+    let cases = [
+        ("alias", json!({ "aliasOf": key }), "aliasing \\\"aws:iam:AccessKey\\\": missing grant: package"),
+        (
+            "deploy",
+            json!({ "componentType": "aws:iam:AccessKey" }),
+            "registering \\\"aws:iam:AccessKey\\\": missing grant",
+        ),
+        ("outputs", json!({ "outputsFor": key }), "only of resources it registered in the same call"),
+    ];
+    for (name, inputs, refusal) in cases {
+        let outcome = outcome_of(&mut p, probe(&monitor, name, inputs)).await;
+        assert!(outcome.contains(refusal) && outcome.contains("FailedPrecondition"), "{name}: {outcome}");
+    }
+    let received = monitor.received();
+    assert!(received.registrations.iter().all(|r| r.r#type == "probe:index:Component"), "{received:?}");
+    let set: Vec<&str> = received.outputs.iter().map(|o| o.urn.as_str()).collect();
+    assert_eq!(set.len(), 3, "each component's own, from `finish`: {set:?}");
+    assert!(set.iter().all(|u| u.contains("::probe:index:Component::")), "{set:?}");
+
+    // Its own package's: an alias of one of its own, and granted, another package's.
+    let own = "urn:pulumi:dev::proj::probe:index:Thing::older";
+    assert_eq!(outcome_of(&mut p, probe(&monitor, "own", json!({ "aliasOf": own }))).await, "registered");
+    let (_engine, mut p) = launched("probe-provider", &Launch::new().arg("--allow-package").arg("aws")).await;
+    let monitor = TestMonitor::start().await;
+    for (name, inputs) in
+        [("alias", json!({ "aliasOf": key })), ("deploy", json!({ "componentType": "aws:iam:AccessKey" }))]
+    {
+        assert_eq!(outcome_of(&mut p, probe(&monitor, name, inputs)).await, "registered", "{name}");
+    }
+    assert!(monitor.received().registrations.iter().any(|r| r.r#type == "aws:iam:AccessKey"));
+}
+
+/// What a probe construct says its misuse came to.
+async fn outcome_of(p: &mut Plugin, request: ConstructRequest) -> String {
+    let state = from_struct(p.client.construct(request).await.unwrap().into_inner().state.as_ref());
+    state["outcome"].as_str().unwrap_or_else(|| panic!("{state}")).to_owned()
 }
 
 #[tokio::test]

@@ -122,8 +122,13 @@ pub fn urn_type(urn: &str) -> Option<&str> {
 /// command), a function or read of another package reads what that provider
 /// can. So only its own packages, and those the user granted (`packages`),
 /// are let through, by the token and by the provider reference named with
-/// it; a local component (neither custom nor remote) is a name in the tree
-/// and always is.
+/// it.
+///
+/// That holds for a local component's type and an alias' too: a URN names
+/// a resource in the user's state, and a registration whose URN (or alias)
+/// is that of the user's `aws:iam:AccessKey` takes over its state, the
+/// secret outputs the engine then hands back among it, or moves the
+/// resource out from under its provider.
 #[derive(Clone, Debug)]
 pub(super) struct Reach {
     /// Its own packages, each with the version it is served at: the plugin
@@ -197,19 +202,48 @@ impl Reach {
             for (_, reference) in &r.options.providers {
                 self.check_provider("registering with provider", reference)?;
             }
+        } else {
+            // A local component loads no plugin, and its providers are
+            // those its children get, each checked when they register.
+            self.check("registering", &r.type_, "")?;
+        }
+        for alias in &r.options.aliases {
+            self.check_alias(alias)?;
         }
         Ok(())
+    }
+
+    /// An alias names an earlier identity the engine carries the state of
+    /// over: its type must be one the component may register. A spec with
+    /// no type is the registration's own.
+    fn check_alias(&self, alias: &types::Alias) -> MonitorResult<()> {
+        let type_ = match alias {
+            types::Alias::Urn(urn) => match urn_type(urn) {
+                Some(t) => t,
+                None => {
+                    let shown = crate::text::escape_within(urn.clone(), &[], 200);
+                    return Err(self.refuse(format!("aliasing: {shown:?} is not a URN")));
+                }
+            },
+            types::Alias::Spec(spec) if spec.type_.is_empty() => return Ok(()),
+            types::Alias::Spec(spec) => &spec.type_,
+        };
+        self.check("aliasing", type_, "")
     }
 }
 
 /// `inner`, letting through only what `reach` allows.
 pub(super) fn guarded(inner: Arc<dyn ResourceMonitor>, reach: Reach) -> Arc<dyn ResourceMonitor> {
-    Arc::new(Guarded { inner, reach })
+    Arc::new(Guarded { inner, reach, registered: Default::default() })
 }
 
 struct Guarded {
     inner: Arc<dyn ResourceMonitor>,
     reach: Reach,
+    /// The URNs registered through this monitor: the only ones whose
+    /// outputs it may set. The engine takes outputs for any resource whose
+    /// registration is pending, custom ones of other packages among them.
+    registered: std::sync::Mutex<std::collections::HashSet<String>>,
 }
 
 fn refused<T: Send + 'static>(e: types::Error) -> BoxFuture<'static, MonitorResult<T>> {
@@ -221,12 +255,23 @@ impl ResourceMonitor for Guarded {
         &self,
         request: m::RegisterResourceRequest,
     ) -> BoxFuture<'_, MonitorResult<m::RegisterResourceResponse>> {
-        match self.reach.register(&request) {
-            Ok(()) => self.inner.register_resource(request),
-            Err(e) => refused(e),
+        if let Err(e) = self.reach.register(&request) {
+            return refused(e);
         }
+        Box::pin(async move {
+            let response = self.inner.register_resource(request).await?;
+            self.registered.lock().unwrap_or_else(|p| p.into_inner()).insert(response.urn.clone());
+            Ok(response)
+        })
     }
     fn register_resource_outputs(&self, urn: String, outputs: types::Value) -> BoxFuture<'_, MonitorResult<()>> {
+        if !self.registered.lock().unwrap_or_else(|p| p.into_inner()).contains(&urn) {
+            let shown = crate::text::escape_within(urn, &[], 200);
+            let message = format!(
+                "registering outputs of {shown:?}: a component sets the outputs only of resources it registered in the same call"
+            );
+            return refused(self.reach.refuse(message));
+        }
         self.inner.register_resource_outputs(urn, outputs)
     }
     fn invoke(&self, request: m::InvokeRequest) -> BoxFuture<'_, MonitorResult<m::InvokeResponse>> {
@@ -349,6 +394,99 @@ mod tests {
         let long = "x".repeat(1 << 20);
         let e = none.check("invoking", &format!("{long}:a:b"), "").unwrap_err();
         assert!(matches!(&e, types::Error::FailedPrecondition(m) if m.len() < 2000), "{}", format!("{e:?}").len());
+    }
+
+    fn registration(type_: &str, custom: bool, aliases: Vec<types::Alias>) -> m::RegisterResourceRequest {
+        m::RegisterResourceRequest {
+            type_: type_.into(),
+            name: "n".into(),
+            custom,
+            remote: false,
+            object: crate::convert::value::empty_map(),
+            options: m::ResourceOptions {
+                parent: String::new(),
+                provider: String::new(),
+                providers: vec![],
+                dependencies: vec![],
+                property_dependencies: vec![],
+                protect: None,
+                ignore_changes: vec![],
+                aliases,
+                custom_timeouts: None,
+                delete_before_replace: None,
+                retain_on_delete: None,
+                deleted_with: String::new(),
+                replace_on_changes: vec![],
+                additional_secret_outputs: vec![],
+                version: "9.9.9".into(),
+                plugin_download_url: String::new(),
+                import_id: String::new(),
+                resource_hooks: None,
+                replace_with: vec![],
+                replacement_trigger: None,
+            },
+            accepts_output_values: false,
+        }
+    }
+
+    /// A local component's type and an alias' name resources in the user's
+    /// state, so they are held to the same packages as a custom resource.
+    #[test]
+    fn local_components_and_aliases_reach_only_reachable_packages() {
+        let reach = |granted: &[&str]| Reach {
+            own: vec![("pets".into(), "0.1.0".into())],
+            granted: granted.iter().map(|g| g.to_string()).collect(),
+            provider: "pets".into(),
+            denials: Denials::default(),
+        };
+        let none = reach(&[]);
+        // Its own local component, at any version (it loads no plugin).
+        none.register(&registration("pets:index:Kennel", false, vec![])).unwrap();
+        let e = none.register(&registration("aws:iam:AccessKey", false, vec![])).unwrap_err();
+        assert!(
+            matches!(&e, types::Error::FailedPrecondition(m) if m.contains("registering \"aws:iam:AccessKey\": missing grant: package \"aws\"")),
+            "{e:?}"
+        );
+        assert!(none.register(&registration("pulumi:pulumi:Stack", false, vec![])).is_err(), "the engine's own");
+        reach(&["aws"]).register(&registration("aws:iam:AccessKey", false, vec![])).unwrap();
+        // A local component's providers are its children's, checked as each registers.
+        let mut kennel = registration("pets:index:Kennel", false, vec![]);
+        kennel.options.providers = vec![("aws".into(), "urn:pulumi:dev::proj::pulumi:providers:aws::p::id".into())];
+        none.register(&kennel).unwrap();
+
+        let spec = |type_: &str| {
+            types::Alias::Spec(types::AliasSpec {
+                name: "old".into(),
+                type_: type_.into(),
+                stack: String::new(),
+                project: String::new(),
+                parent: types::AliasParent::Urn("urn:pulumi:dev::proj::aws:s3:Bucket::b".into()),
+            })
+        };
+        let key = "urn:pulumi:dev::proj::aws:iam:AccessKey::deploy";
+        let own = "urn:pulumi:dev::proj::pulumi:pulumi:Stack$pets:index:Kennel::old";
+        let kennel = |aliases| registration("pets:index:Kennel", false, aliases);
+        none.register(&kennel(vec![types::Alias::Urn(own.into()), spec(""), spec("pets:index:Old")])).unwrap();
+        for aliases in [vec![types::Alias::Urn(key.into())], vec![spec("aws:iam:AccessKey")]] {
+            let e = none.register(&kennel(aliases)).unwrap_err();
+            assert!(
+                matches!(&e, types::Error::FailedPrecondition(m) if m.starts_with("aliasing \"aws:iam:AccessKey\": missing grant: package \"aws\"")),
+                "{e:?}"
+            );
+        }
+        let e = none.register(&kennel(vec![types::Alias::Urn("old".into())])).unwrap_err();
+        assert!(matches!(&e, types::Error::FailedPrecondition(m) if m.contains("is not a URN")), "{e:?}");
+        reach(&["aws"]).register(&kennel(vec![types::Alias::Urn(key.into())])).unwrap();
+        // A custom resource's aliases are held to the same.
+        let custom = registration("pets:index:Pet", true, vec![types::Alias::Urn(key.into())]);
+        let e = reach(&[]).register(&custom).unwrap_err();
+        assert!(matches!(&e, types::Error::FailedPrecondition(m) if m.contains("served at version 0.1.0")), "{e:?}");
+        let custom = m::RegisterResourceRequest {
+            options: m::ResourceOptions { version: String::new(), ..custom.options },
+            ..custom
+        };
+        assert!(reach(&[]).register(&custom).is_err());
+        reach(&["aws"]).register(&custom).unwrap();
     }
 
     #[tokio::test]

@@ -3,9 +3,11 @@
 //! `construct` registers a component with one child, invokes a function,
 //! reads a resource and returns what it got, so a test can see the monitor
 //! working in the same process afterwards; with `spinMs` it also works that
-//! long after registering the child; with `downloadFrom` or
-//! `withProviderRef` it registers a child naming a plugin download URL or
-//! a provider reference instead. Parameterized (`args: [name]`, or a
+//! long after registering the child; with `downloadFrom`, `withProviderRef`
+//! or `aliasOf` it registers a child naming a plugin download URL, a
+//! provider reference or an alias instead, with `componentType` a local
+//! component of that type, with `outputsFor` outputs of that URN, and says
+//! how that went in `outcome`. Parameterized (`args: [name]`, or a
 //! value), it becomes package `name`; `construct` uses its type's package
 //! for the child, the invoke and the read, and with `withProvider` also
 //! registers an explicit provider of it first.
@@ -71,21 +73,33 @@ impl Provider for Probe {
         }
         let thing = format!("{package}:index:Thing");
         // `downloadFrom`: a child naming where the engine would download its
-        // plugin from; `withProviderRef`: one naming a provider reference
-        // (another package's: the host refuses both, and the state says how).
-        let download = req.inputs.get("downloadFrom").and_then(Value::as_str);
-        let provider = req.inputs.get("withProviderRef").and_then(Value::as_str);
-        if download.is_some() || provider.is_some() {
-            let options = Options {
-                plugin_download_url: download.unwrap_or_default().to_owned(),
-                provider: provider.unwrap_or_default().to_owned(),
+        // plugin from; `withProviderRef`: one naming a provider reference;
+        // `aliasOf`: one taking over a URN (another package's: the host
+        // refuses them, and the state says how).
+        let input = |key: &str| req.inputs.get(key).and_then(Value::as_str).map(str::to_owned);
+        let (download, provider, alias) = (input("downloadFrom"), input("withProviderRef"), input("aliasOf"));
+        let outcome = |r: Result<()>| Value::String(r.map_or_else(|e| format!("{e:?}"), |()| "registered".into()));
+        if download.is_some() || provider.is_some() || alias.is_some() {
+            let mut options = Options {
+                plugin_download_url: download.unwrap_or_default(),
+                provider: provider.unwrap_or_default(),
                 ..me.child()
             };
-            let outcome = match me.custom(&thing, "fetched", PropertyMap::new(), options) {
-                Ok(_) => "registered".to_owned(),
-                Err(e) => format!("{e:?}"),
-            };
-            return me.finish(PropertyMap::from([("downloaded".to_owned(), Value::String(outcome))]));
+            if let Some(urn) = alias {
+                options = options.alias(Alias::Urn(urn));
+            }
+            let r = me.custom(&thing, "fetched", PropertyMap::new(), options).map(drop);
+            return me.finish(PropertyMap::from([("outcome".to_owned(), outcome(r))]));
+        }
+        // `componentType`: a local component of that type, in the stack.
+        if let Some(type_) = input("componentType") {
+            let r = component::register_resource(&type_, &req.name, false, &PropertyMap::new(), Options::default());
+            return me.finish(PropertyMap::from([("outcome".to_owned(), outcome(r.map(drop)))]));
+        }
+        // `outputsFor`: outputs for another resource's URN (`finish` sets its own).
+        if let Some(urn) = input("outputsFor") {
+            let r = component::register_outputs(&urn, &PropertyMap::from([("x".to_owned(), Value::Number(1.0))]));
+            return me.finish(PropertyMap::from([("outcome".to_owned(), outcome(r))]));
         }
         let child = me.custom(&thing, &format!("{}-thing", req.name), inputs.clone(), options)?;
         // `spinMs`: work that long after the child is registered (deadline tests).
