@@ -25,11 +25,27 @@ use pulumi_wasm_host::store::Store;
 use pulumi_wasm_host::text;
 
 fn main() {
+    forget_empty_settings();
     if let Err(e) = run() {
         // One readable line (the engine shows a plugin's stderr when it exits early).
         // Errors quote components, registries and files: escaped for the terminal.
         eprintln!("error: {}", text::escape(&format!("{e:#}"), text::LINES));
         std::process::exit(1);
+    }
+}
+
+/// A `PULUMI_WASM_*` variable set to nothing (`PULUMI_WASM_POLICY= pulumi up`,
+/// or a CI template's empty default) means unset, as the library's own
+/// readers take it; clap would take it as a flag given no value and refuse.
+fn forget_empty_settings() {
+    let empty: Vec<_> = std::env::vars_os()
+        .filter(|(k, v)| v.is_empty() && k.to_str().is_some_and(|k| k.starts_with("PULUMI_WASM_")))
+        .map(|(k, _)| k)
+        .collect();
+    for name in empty {
+        // SAFETY: called first thing in `main`, before any other thread
+        // exists that could read the environment concurrently.
+        unsafe { std::env::remove_var(name) };
     }
 }
 

@@ -49,6 +49,28 @@ async fn accepts_the_engine_flags_before_the_address() {
     assert_eq!(severities.len(), 4, "debug, info, warning and error all arrive");
 }
 
+/// A setting exported empty (a CI template's default, `PULUMI_WASM_POLICY=
+/// pulumi up`) is unset, for the packed plugin the engine starts as for
+/// `pulumi-wasm`, rather than a flag given no value.
+#[tokio::test]
+async fn settings_set_to_nothing_are_unset() {
+    let engine = TestEngine::start().await;
+    let (_dir, exe) = pack(&component("echo-provider")).unwrap();
+    let names = ["POLICY", "MAX_INSTANCES", "MAX_MEMORY_MB", "CALL_TIMEOUT", "APPROVED", "PERF_MAP", "ENGINE_CHECK_MS"];
+    let empty: Vec<_> = names.iter().map(|n| (format!("PULUMI_WASM_{n}"), String::new())).collect();
+    let mut p = Plugin::spawn_with(&exe, std::slice::from_ref(&engine.address), &empty).await.unwrap();
+    let r = p.client.invoke(invoke("echo:index:config", json!({}))).await;
+    assert!(r.is_ok(), "{r:?}\nstderr: {}", p.stderr());
+    assert!(p.is_running());
+    let out = std::process::Command::new(host_bin())
+        .arg("grants")
+        .arg(component("echo-provider"))
+        .envs(empty)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
 #[tokio::test]
 async fn attach_mode_learns_the_engine_from_attach() {
     let engine = TestEngine::start().await;

@@ -197,9 +197,11 @@ impl Grants {
                 return Err(PolicyError::Grant(d.clone(), "a digest is sha256: and 64 lower-case hex digits".into()));
             }
         }
+        // A package name as the package metaschema has it. Tokens are
+        // compared as written, as the engine routes them: `aws` is not `AWS`.
         for p in &self.packages {
             let name = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
-            if p != "*" && (p.is_empty() || !p.chars().all(name)) {
+            if p != "*" && !(p.starts_with(|c: char| c.is_ascii_alphabetic()) && p.chars().all(name)) {
                 return Err(PolicyError::Grant(p.clone(), "a package is a name like `random` (or `*`)".into()));
             }
         }
@@ -506,7 +508,7 @@ mod tests {
         assert!(!packages(&["random"]).covers(&packages(&["aws"])));
         assert!(!packages(&["*"]).covers(&packages(&["aws"])), "entry by entry");
         packages(&["random", "*", "my_pkg-2"]).validate().unwrap();
-        for bad in ["", "aws:s3", "pulumi:providers:aws", "a b"] {
+        for bad in ["", "aws:s3", "pulumi:providers:aws", "a b", "1aws", "-x", "**"] {
             assert!(packages(&[bad]).validate().is_err(), "{bad:?}");
         }
         assert_eq!(
