@@ -17,7 +17,8 @@
 //! Below them all, `dirs`: the default store and artifact-cache directories,
 //! and `trust`: whether a file this host once wrote may be believed; both
 //! shared by `store` and `runtime` so that neither depends on the other;
-//! `text`: guests' and registries' text made safe for the user's terminal.
+//! `text`: guests' and registries' text made safe for the user's terminal;
+//! `sha256`: the one definition of a digest, which all of them name files by.
 
 pub mod convert;
 mod dirs;
@@ -25,6 +26,7 @@ pub mod generic;
 pub mod oci;
 pub mod runtime;
 pub mod server;
+mod sha256;
 pub mod store;
 pub mod text;
 mod trust;

@@ -110,8 +110,7 @@ impl Parameter {
                 p.wasm
             )));
         }
-        let hex = p.component.digest.strip_prefix("sha256:").unwrap_or("");
-        if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()) {
+        if crate::sha256::hex_of(&p.component.digest).is_none() {
             return Err(GenericError::Value(format!("bad component digest {:?}", p.component.digest)));
         }
         p.grants.validate()?;

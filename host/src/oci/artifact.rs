@@ -134,10 +134,7 @@ pub(crate) fn parse(manifest: &[u8]) -> Result<WasmArtifact, OciError> {
     if layer.media_type != WASM_LAYER_MEDIA_TYPE {
         return Err(not(format!("layer media type {} (expected {WASM_LAYER_MEDIA_TYPE})", layer.media_type)));
     }
-    let layer_digest = layer
-        .digest
-        .strip_prefix("sha256:")
-        .filter(|d| d.len() == 64 && d.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)))
+    let layer_digest = crate::sha256::hex_of(&layer.digest)
         .ok_or_else(|| not(format!("layer digest '{}' is not sha256:<64 hex digits>", layer.digest)))?
         .to_owned();
     let size = u64::try_from(layer.size).map_err(|_| not(format!("layer size {}", layer.size)))?;

@@ -81,7 +81,7 @@ impl FromStr for Reference {
         let (s, digest) = match s.split_once('@') {
             Some((rest, d)) => {
                 let hex = d.strip_prefix("sha256:").ok_or_else(|| bad(format!("digest '{d}' is not sha256:<hex>")))?;
-                if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
+                if !crate::sha256::is_hex(hex) {
                     return Err(bad(format!("digest '{d}' is not sha256: and 64 lower-case hex digits")));
                 }
                 (rest, Some(hex.to_owned()))

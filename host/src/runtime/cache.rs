@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
@@ -140,8 +139,7 @@ impl ArtifactCache {
         std::io::Read::read_to_end(&mut &file, &mut record).ok()?;
         let known: KnownFile = serde_json::from_slice(&record).ok()?;
         // The digest names the artifact's file: nothing but a SHA-256 in hex.
-        let hex = known.digest.len() == 64 && known.digest.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
-        if !hex {
+        if !crate::sha256::is_hex(&known.digest) {
             return None;
         }
         let now = FileIdentity::of(&std::fs::metadata(path).ok()?)?;
@@ -195,9 +193,7 @@ fn tempfile_in(dir: &Path) -> std::io::Result<PathBuf> {
 }
 
 /// Lower-case hex SHA-256.
-pub fn digest(bytes: &[u8]) -> String {
-    hex::encode(Sha256::digest(bytes))
-}
+pub use crate::sha256::of as digest;
 
 /// Which file, and which version of it: changes whenever the content can have.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

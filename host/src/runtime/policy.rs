@@ -191,11 +191,8 @@ impl Grants {
                 return Err(PolicyError::Grant(d.guest.clone(), "guest paths are absolute".into()));
             }
         }
-        if let Some(d) = &self.digest {
-            let hex = d.strip_prefix("sha256:").unwrap_or_default();
-            if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
-                return Err(PolicyError::Grant(d.clone(), "a digest is sha256: and 64 lower-case hex digits".into()));
-            }
+        if let Some(d) = self.digest.as_ref().filter(|d| crate::sha256::hex_of(d).is_none()) {
+            return Err(PolicyError::Grant(d.clone(), "a digest is sha256: and 64 lower-case hex digits".into()));
         }
         // A package name as the package metaschema has it. Tokens are
         // compared as written, as the engine routes them: `aws` is not `AWS`.

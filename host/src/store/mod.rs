@@ -34,7 +34,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use semver::Version;
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 pub use spec::{PackageSpec, parse_exact, validate_name};
 
@@ -380,10 +379,7 @@ impl Store {
         let text = fs::read(path).map_err(io_err("reading", path))?;
         let entry: IndexEntry = serde_json::from_slice(&text).map_err(|e| bad(e.to_string()))?;
         let version = Version::parse(&entry.version).map_err(|e| bad(format!("version '{}': {e}", entry.version)))?;
-        let digest = entry
-            .digest
-            .strip_prefix("sha256:")
-            .filter(|d| d.len() == 64 && d.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)))
+        let digest = crate::sha256::hex_of(&entry.digest)
             .ok_or_else(|| bad(format!("digest '{}' is not sha256:<64 hex digits>", entry.digest)))?;
         let expected_file = format!("{version}.json");
         if entry.name != name || path.file_name().and_then(|f| f.to_str()) != Some(expected_file.as_str()) {
@@ -415,17 +411,11 @@ impl Store {
 
 /// Only lower-case hex SHA-256 digests name blobs (nothing else reaches a path).
 fn check_digest(digest: &str) -> Result<(), StoreError> {
-    if digest.len() == 64 && digest.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
-        Ok(())
-    } else {
-        Err(StoreError::BadDigest(digest.to_owned()))
-    }
+    if crate::sha256::is_hex(digest) { Ok(()) } else { Err(StoreError::BadDigest(digest.to_owned())) }
 }
 
 /// Lower-case hex SHA-256.
-pub fn digest(bytes: &[u8]) -> String {
-    hex::encode(Sha256::digest(bytes))
-}
+pub use crate::sha256::of as digest;
 
 /// Names in `dir`; none when it does not exist.
 fn read_dir_names(dir: &Path) -> Result<Vec<String>, StoreError> {
