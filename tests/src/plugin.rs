@@ -150,7 +150,22 @@ impl Plugin {
 
     /// [`Plugin::spawn`] with extra environment variables.
     pub async fn spawn_with(exe: &Path, args: &[String], env: &[(String, String)]) -> anyhow::Result<Plugin> {
-        let mut child = Command::new(exe)
+        Plugin::spawn_in(exe, args, env, None).await
+    }
+
+    /// [`Plugin::spawn_with`] in the directory `cwd` (the engine starts a
+    /// plugin in the user's project).
+    pub async fn spawn_in(
+        exe: &Path,
+        args: &[String],
+        env: &[(String, String)],
+        cwd: Option<&Path>,
+    ) -> anyhow::Result<Plugin> {
+        let mut command = Command::new(exe);
+        if let Some(dir) = cwd {
+            command.current_dir(dir);
+        }
+        let mut child = command
             .args(args)
             .env("PULUMI_WASM_CACHE_DIR", cache_dir())
             // Nothing from the developer's own setup: registry logins, credentials, tokens.

@@ -20,6 +20,7 @@ pub mod approval;
 mod backend;
 mod oci;
 pub mod param;
+mod project;
 mod source;
 
 use std::sync::{Arc, RwLock};
@@ -163,9 +164,16 @@ impl GenericProvider {
             );
         }
         self.keep(&fetched).await;
+        // A component file and directories inside the project are pinned
+        // relative to it, for teammates' checkouts ([`project`]).
+        let root = project::root();
+        let source = match std::path::Path::new(&fetched.source) {
+            file if file.is_absolute() => project::pin(file, root.as_deref()).to_string_lossy().into_owned(),
+            _ => fetched.source,
+        };
         let pinned = Pinned {
             digest: format!("sha256:{}", fetched.digest),
-            source: fetched.source,
+            source,
             name: unit.loaded.name.clone(),
             version: unit.loaded.version.to_string(),
         };
@@ -187,8 +195,10 @@ impl GenericProvider {
             let value = param::guest_value_from_schema(&schema)?;
             Some(GuestParameter { name: package.name, version: package.version, value: param::b64(&value) })
         };
-        let parameter = Parameter { wasm: param::FORMAT, component: pinned, grants: unit.grants.clone(), guest };
+        let mut parameter = Parameter { wasm: param::FORMAT, component: pinned, grants: unit.grants.clone(), guest };
+        // Approved as they resolve here, which is how a later run checks them.
         let record = Record::of(&parameter);
+        parameter.grants = project::pin_dirs(&parameter.grants, root.as_deref());
         let sub = self.add(parameter, unit)?;
         // These grants were given here (the policy and the flags): later runs from this value need not ask.
         self.with_approvals(move |approvals| approvals.approve(&record)).await;
@@ -207,12 +217,20 @@ impl GenericProvider {
                 v.name, v.version
             )));
         }
+        // What it pins inside the project, in this checkout of it ([`project`]).
+        let root = project::root();
+        let mut here = parameter.clone();
+        here.grants = project::resolve_dirs(&parameter.grants, root.as_deref())?;
+        if here.component.source.starts_with("./") {
+            let file = project::resolve(std::path::Path::new(&here.component.source), root.as_deref())?;
+            here.component.source = file.to_string_lossy().into_owned();
+        }
         // Before anything is fetched: the value may come from anyone's SDK.
-        let record = Record::of(&parameter);
+        let record = Record::of(&here);
         self.with_approvals(move |approvals| approvals.check(&record)).await.map_err(GenericError::NotApproved)?;
         let mut units = self.units.lock().await;
-        let fetched = source::fetch_pinned(&parameter.component, &self.store).await?;
-        let pinned = Policy { defaults: parameter.grants.clone(), providers: Default::default() };
+        let fetched = source::fetch_pinned(&here.component, &self.store).await?;
+        let pinned = Policy { defaults: here.grants, providers: Default::default() };
         let unit = self.unit(&mut units, &fetched.digest, fetched.wasm.clone(), &pinned).await?;
         let own = (&unit.loaded.name, unit.loaded.version.to_string());
         if (own.0, &own.1) != (&parameter.component.name, &parameter.component.version) {

@@ -118,3 +118,70 @@ async fn pinned_grants_run_only_where_they_were_approved() {
     let refused = by_value(&mut p, "kv", version, &value).await.unwrap_err();
     assert_eq!(approval_id(&refused), id);
 }
+
+/// A teammate's checkout: `pulumi package add` in Alice's project pins the
+/// component file and the directory inside it relative to the project, so
+/// the value means Bob's own checkout's files, wherever it is. Bob is asked
+/// to approve what they are on his machine; nothing climbs out of it.
+#[tokio::test]
+async fn files_inside_the_project_are_pinned_relative_to_it_for_teammates() {
+    let bench = Bench::new().await;
+    let checkout = |at: &str, greeting: &str| {
+        let project = bench.dir.path().join(at);
+        std::fs::create_dir_all(project.join("data")).unwrap();
+        std::fs::create_dir_all(project.join("stacks")).unwrap();
+        std::fs::write(project.join("Pulumi.yaml"), "name: infra\nruntime: yaml\n").unwrap();
+        std::fs::write(project.join("data/greeting.txt"), greeting).unwrap();
+        std::fs::copy(component("hostile-provider"), project.join("hostile.wasm")).unwrap();
+        project
+    };
+    let read = |p: &mut Plugin| {
+        let mut client = p.client.clone();
+        async move {
+            let args = to_struct(json!({ "path": "/data/greeting.txt" }));
+            let req = InvokeRequest { tok: "hostile:index:readOutside".into(), args: Some(args), preview: false };
+            let r = client.invoke(req).await.unwrap().into_inner();
+            from_struct(r.r#return.as_ref())["content"].clone()
+        }
+    };
+    let alice = checkout("alice/infra", "alice's");
+    let mut p = bench.start_in("alice-store", &[], Some(&alice)).await;
+    let dir_flag = format!("{}:/data:ro", alice.join("data").display());
+    by_args(&mut p, &["--allow-dir", &dir_flag, "./hostile.wasm"]).await.unwrap();
+    let value = value_of(&schema(&mut p, "", "").await);
+    let decoded: Json = serde_json::from_slice(&value).unwrap();
+    assert_eq!(decoded["component"]["source"], "./hostile.wasm", "{decoded}");
+    assert_eq!(decoded["grants"]["dirs"][0]["host"], "./data", "{decoded}");
+    p.boot(&bench.engine.address, json!({})).await.unwrap();
+    assert_eq!(read(&mut p).await, json!("alice's"));
+    drop(p);
+    // Alice's later runs, from anywhere in her project, need no approval.
+    let mut p = bench.start_in("alice-store", &[], Some(&alice.join("stacks"))).await;
+    by_value(&mut p, "hostile", env!("CARGO_PKG_VERSION"), &value).await.unwrap();
+    p.boot(&bench.engine.address, json!({})).await.unwrap();
+    assert_eq!(read(&mut p).await, json!("alice's"));
+    drop(p);
+
+    // Bob: another checkout, an empty store (the file is read from his checkout).
+    let bob = checkout("bob/work/infra", "bob's");
+    let mut p = bench.start_in("bob-store", &[], Some(&bob)).await;
+    let refused = by_value(&mut p, "hostile", env!("CARGO_PKG_VERSION"), &value).await.unwrap_err();
+    let shown = format!("dir {:?} as \"/data\" (read-only)", bob.join("data").display().to_string());
+    assert!(refused.message().contains(&shown), "he is shown his own directory: {}", refused.message());
+    assert!(!refused.message().contains(alice.to_str().unwrap()), "{}", refused.message());
+    let id = approval_id(&refused);
+    drop(p);
+    let mut p = bench.start_in("bob-store", &[("PULUMI_WASM_APPROVED", &id)], Some(&bob)).await;
+    by_value(&mut p, "hostile", env!("CARGO_PKG_VERSION"), &value).await.unwrap();
+    p.boot(&bench.engine.address, json!({})).await.unwrap();
+    assert_eq!(read(&mut p).await, json!("bob's"));
+    drop(p);
+
+    // A value whose relative directory climbs out of the project is refused.
+    let mut forged = decoded.clone();
+    forged["grants"]["dirs"][0]["host"] = json!("./data/../../../alice/infra/data");
+    let forged = serde_json::to_vec(&forged).unwrap();
+    let mut p = bench.start_in("bob-store", &[], Some(&bob)).await;
+    let e = by_value(&mut p, "hostile", env!("CARGO_PKG_VERSION"), &forged).await.unwrap_err();
+    assert_status(&e, Code::InvalidArgument, &["stays inside it"]);
+}

@@ -84,9 +84,14 @@ impl Bench {
 
     /// [`Bench::start`] with more environment, as the user's shell would give the engine.
     async fn start_with(&self, store: &str, env: &[(&str, &str)]) -> Plugin {
+        self.start_in(store, env, None).await
+    }
+
+    /// [`Bench::start_with`] in the directory `cwd`, as the engine starts plugins in the project.
+    async fn start_in(&self, store: &str, env: &[(&str, &str)], cwd: Option<&Path>) -> Plugin {
         let mut all = vec![("PULUMI_WASM_STORE".to_owned(), self.store(store).to_string_lossy().into_owned())];
         all.extend(env.iter().map(|(k, v)| (k.to_string(), v.to_string())));
-        Plugin::spawn_with(&self.exe, std::slice::from_ref(&self.engine.address), &all).await.unwrap()
+        Plugin::spawn_in(&self.exe, std::slice::from_ref(&self.engine.address), &all, cwd).await.unwrap()
     }
 }
 
