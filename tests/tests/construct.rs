@@ -398,6 +398,12 @@ async fn a_component_takes_over_no_other_package_s_resource() {
             "registering \\\"aws:iam:AccessKey\\\": missing grant",
         ),
         ("outputs", json!({ "outputsFor": key }), "only of resources it registered in the same call"),
+        // Under a kennel the user parented their key to, its URN is this one's.
+        (
+            "nested",
+            json!({ "componentType": "probe:index:Component$aws:iam:AccessKey" }),
+            "not a `package:module:member` token",
+        ),
     ];
     for (name, inputs, refusal) in cases {
         let outcome = outcome_of(&mut p, probe(&monitor, name, inputs)).await;
@@ -406,7 +412,7 @@ async fn a_component_takes_over_no_other_package_s_resource() {
     let received = monitor.received();
     assert!(received.registrations.iter().all(|r| r.r#type == "probe:index:Component"), "{received:?}");
     let set: Vec<&str> = received.outputs.iter().map(|o| o.urn.as_str()).collect();
-    assert_eq!(set.len(), 3, "each component's own, from `finish`: {set:?}");
+    assert_eq!(set.len(), 4, "each component's own, from `finish`: {set:?}");
     assert!(set.iter().all(|u| u.contains("::probe:index:Component::")), "{set:?}");
 
     // Its own package's: an alias of one of its own, and granted, another package's.

@@ -136,8 +136,12 @@ pub(super) struct Reach {
     /// parameterized as. Not the name a component gives itself otherwise:
     /// any component may take any name.
     pub own: Vec<(String, String)>,
-    /// The `packages` grant (`*`: any).
+    /// The `packages` grant (`*`: any but the engine's own, `pulumi`).
     pub granted: Vec<String>,
+    /// The resource hooks the request passed on (`construct`'s options):
+    /// the only ones its registrations may name. Hooks are the user's
+    /// program's callbacks, looked up by name across the deployment.
+    pub hooks: Vec<String>,
     pub provider: String,
     pub denials: Denials,
 }
@@ -148,6 +152,13 @@ impl Reach {
     fn check(&self, what: &str, token: &str, version: &str) -> MonitorResult<()> {
         let package = package_of(token);
         let shown = |t: &str| crate::text::escape_within(t.to_owned(), &[], 200);
+        // `pkg:module:member` only. The engine builds a URN from the parents'
+        // types, `$` and the type as given, so `pets:index:Kennel$aws:iam:Key`
+        // would be package `pets` here and the URN of the user's key there.
+        let parts: Vec<&str> = token.split(':').collect();
+        if parts.len() != 3 || parts.iter().any(|p| p.is_empty()) || token.contains('$') {
+            return Err(self.refuse(format!("{what} {:?}: not a `package:module:member` token", shown(token))));
+        }
         if let Some((_, served)) = self.own.iter().find(|(p, _)| !p.is_empty() && p == package) {
             // Another version of its own package would be another plugin,
             // which the engine may download and run natively.
@@ -160,7 +171,9 @@ impl Reach {
             }
             return Ok(());
         }
-        if self.granted.iter().any(|g| g == "*" || g == package) {
+        // `pulumi:pulumi:getResource` reads any resource's state, secrets
+        // among it: the engine's own package is granted only by name.
+        if self.granted.iter().any(|g| g == package || (g == "*" && package != "pulumi")) {
             return Ok(());
         }
         let denial = format!("missing grant: package {:?} for provider {}", shown(package), self.provider);
@@ -209,6 +222,24 @@ impl Reach {
         }
         for alias in &r.options.aliases {
             self.check_alias(alias)?;
+        }
+        if let Some(h) = &r.options.resource_hooks {
+            let steps = [
+                &h.before_create,
+                &h.after_create,
+                &h.before_update,
+                &h.after_update,
+                &h.before_delete,
+                &h.after_delete,
+                &h.on_error,
+            ];
+            if let Some(hook) = steps.into_iter().flatten().find(|n| !self.hooks.contains(n)) {
+                let shown = crate::text::escape_within(hook.clone(), &[], 200);
+                return Err(self.refuse(format!(
+                    "registering {:?} with hook {shown:?}: a component passes on only the hooks its construct was given",
+                    crate::text::escape_within(r.type_.clone(), &[], 200)
+                )));
+            }
         }
         Ok(())
     }
@@ -290,20 +321,41 @@ impl ResourceMonitor for Guarded {
     }
 }
 
-/// Names the deployment of a request whose call may use the monitor.
+/// Names the deployment of a request whose call may use the monitor, and
+/// the resource hooks it passes on.
 pub trait WithMonitor {
     fn deployment(&self) -> &rp::Deployment;
+    fn hooks(&self) -> Vec<String>;
 }
 
 impl WithMonitor for rp::ConstructRequest {
     fn deployment(&self) -> &rp::Deployment {
         &self.deployment
     }
+    fn hooks(&self) -> Vec<String> {
+        let Some(h) = &self.resource_hooks else { return vec![] };
+        [
+            &h.before_create,
+            &h.after_create,
+            &h.before_update,
+            &h.after_update,
+            &h.before_delete,
+            &h.after_delete,
+            &h.on_error,
+        ]
+        .into_iter()
+        .flatten()
+        .cloned()
+        .collect()
+    }
 }
 
 impl WithMonitor for rp::CallRequest {
     fn deployment(&self) -> &rp::Deployment {
         &self.deployment
+    }
+    fn hooks(&self) -> Vec<String> {
+        vec![]
     }
 }
 
@@ -352,6 +404,7 @@ mod tests {
         let reach = |granted: &[&str]| Reach {
             own: vec![("pets".into(), "0.1.0".into()), ("fleet".into(), "2.0.0".into())],
             granted: granted.iter().map(|g| g.to_string()).collect(),
+            hooks: vec!["audit".into()],
             provider: "pets".into(),
             denials: Denials::default(),
         };
@@ -374,6 +427,18 @@ mod tests {
         reach(&["aws"]).check("invoking", "aws:s3:getBucket", "6.0.0").unwrap();
         assert!(reach(&["aws"]).check("invoking", "gcp:x:y", "").is_err());
         reach(&["*"]).check("registering", "command:local:Command", "").unwrap();
+        // `*` is every provider's package, not the engine's own (getResource reads any state).
+        assert!(reach(&["*"]).check("invoking", "pulumi:pulumi:getResource", "").is_err());
+        reach(&["*", "pulumi"]).check("invoking", "pulumi:pulumi:getResource", "").unwrap();
+        // Only `package:module:member`: with `$` a type's URN is another package's resource's.
+        for forged in ["pets:index:Kennel$aws:iam:AccessKey", "pets:index", "pets:index:a:b", "pets::x", "pets:index:"]
+        {
+            let e = reach(&["pets"]).check("registering", forged, "").unwrap_err();
+            assert!(
+                matches!(&e, types::Error::FailedPrecondition(m) if m.contains("not a `package:module:member` token")),
+                "{forged}: {e:?}"
+            );
+        }
         // The name a component gives itself is not its package: only what `own` lists.
         let unnamed = Reach { own: vec![], ..reach(&[]) };
         assert!(unnamed.check("registering", "pets:index:Kennel", "").is_err());
@@ -436,6 +501,7 @@ mod tests {
         let reach = |granted: &[&str]| Reach {
             own: vec![("pets".into(), "0.1.0".into())],
             granted: granted.iter().map(|g| g.to_string()).collect(),
+            hooks: vec!["audit".into()],
             provider: "pets".into(),
             denials: Denials::default(),
         };
@@ -487,6 +553,30 @@ mod tests {
         };
         assert!(reach(&[]).register(&custom).is_err());
         reach(&["aws"]).register(&custom).unwrap();
+        // A type or an alias spec with `$` names a URN under another's parent.
+        let forged = "pets:index:Kennel$aws:iam:AccessKey";
+        for custom in [false, true] {
+            assert!(none.register(&registration(forged, custom, vec![])).is_err());
+        }
+        assert!(none.register(&kennel(vec![spec(forged)])).is_err());
+
+        // Hooks: only those the construct passed on (the user's callbacks).
+        let hooked = |names: &[&str]| {
+            let mut r = registration("pets:index:Kennel", false, vec![]);
+            r.options.resource_hooks = Some(types::ResourceHooks {
+                before_create: vec![],
+                after_create: names.iter().map(|n| n.to_string()).collect(),
+                before_update: vec![],
+                after_update: vec![],
+                before_delete: vec![],
+                after_delete: vec![],
+                on_error: vec![],
+            });
+            r
+        };
+        none.register(&hooked(&["audit"])).unwrap();
+        let e = none.register(&hooked(&["audit", "wipe"])).unwrap_err();
+        assert!(matches!(&e, types::Error::FailedPrecondition(m) if m.contains("hook \"wipe\"")), "{e:?}");
     }
 
     #[tokio::test]

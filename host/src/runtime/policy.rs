@@ -46,7 +46,8 @@ pub struct Grants {
     #[serde(default)]
     pub dirs: Vec<DirGrant>,
     /// Packages whose resources, functions and reads a component may ask
-    /// the engine for from `construct` and `call` (`*`: any). Its own
+    /// the engine for from `construct` and `call` (`*`: any but the engine's
+    /// own `pulumi`, which is granted only by name). Its own
     /// package needs no grant. Through the engine a component acts with the
     /// user's authority (another provider's credentials, a local command),
     /// so this is a grant like any other.
@@ -88,7 +89,7 @@ pub struct GrantFlags {
     #[arg(long, value_name = "HOST:GUEST[:ro]")]
     pub allow_dir: Vec<String>,
     /// Grant registering, invoking and reading another package's resources
-    /// through the engine, from construct and call (repeatable; `*`: any).
+    /// through the engine, from construct and call (repeatable; `*`: any but `pulumi`).
     #[arg(long, value_name = "PACKAGE")]
     pub allow_package: Vec<String>,
 }

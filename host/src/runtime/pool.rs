@@ -371,6 +371,7 @@ impl<'a> Lease<'a> {
                 .chain(self.pool.base.get().cloned())
                 .collect(),
             granted: sandbox.grants.packages.clone(),
+            hooks: request.hooks(),
             provider: sandbox.provider.clone(),
             denials: inst.store.data().denials.clone(),
         };
