@@ -154,7 +154,8 @@ impl GenericProvider {
         // what is granted here is pinned in the value and approved.
         let mut defaults = self.policy.defaults.clone();
         defaults.merge(flags);
-        let policy = Policy { defaults, providers: Default::default() };
+        // Directories by their real paths, as a run from the value checks them.
+        let policy = Policy { defaults: project::real_dirs(&defaults), providers: Default::default() };
         let unit = self.unit(&mut units, &fetched.digest, fetched.wasm.clone(), &policy).await?;
         if self.policy.providers.contains_key(&unit.loaded.name) {
             tracing::warn!(
@@ -222,7 +223,7 @@ impl GenericProvider {
         let mut here = parameter.clone();
         here.grants = project::resolve_dirs(&parameter.grants, root.as_deref())?;
         if here.component.source.starts_with("./") {
-            let file = project::resolve(std::path::Path::new(&here.component.source), root.as_deref())?;
+            let file = project::resolve_file(std::path::Path::new(&here.component.source), root.as_deref())?;
             here.component.source = file.to_string_lossy().into_owned();
         }
         // Before anything is fetched: the value may come from anyone's SDK.

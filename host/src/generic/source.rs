@@ -52,7 +52,7 @@ pub async fn fetch(source: &str, store: &Store, given: bool) -> Result<Fetched, 
             let (wasm, digest, path) = blocking(move || {
                 let wasm = read_component(&path)?;
                 let digest = store::digest(&wasm);
-                Ok((wasm, digest, path.canonicalize().unwrap_or(path)))
+                Ok((wasm, digest, super::project::real(&path).unwrap_or(path)))
             })
             .await?;
             Ok(Fetched { wasm: wasm.into(), digest, source: path.display().to_string(), in_store: false })
@@ -150,7 +150,12 @@ pub async fn cache(wasm: Arc<[u8]>, store: &Store) {
 fn read_component(path: &Path) -> Result<Vec<u8>, GenericError> {
     use std::io::Read;
     let failed = |e: &dyn std::fmt::Display| GenericError::Source(format!("reading {}: {e}", path.display()));
-    let file = std::fs::File::open(path).map_err(|e| failed(&e))?;
+    let mut open = std::fs::OpenOptions::new();
+    open.read(true);
+    // Opening a FIFO waits for a writer; without waiting, it is refused below.
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut open, libc::O_NONBLOCK);
+    let file = open.open(path).map_err(|e| failed(&e))?;
     let meta = file.metadata().map_err(|e| failed(&e))?;
     if !meta.is_file() {
         return Err(failed(&"not a regular file"));
@@ -190,5 +195,17 @@ mod tests {
         assert!(read_component(dir.path()).is_err(), "a directory");
         #[cfg(unix)]
         assert!(read_component(Path::new("/dev/zero")).unwrap_err().to_string().contains("not a regular file"));
+        // A FIFO no one writes to: refused, not waited on.
+        #[cfg(unix)]
+        {
+            let fifo = dir.path().join("fifo.wasm");
+            let name = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+            // SAFETY: `name` is a NUL-terminated path that outlives the call.
+            assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+            let (tx, rx) = std::sync::mpsc::channel();
+            std::thread::spawn(move || tx.send(read_component(&fifo).map(drop)));
+            let read = rx.recv_timeout(std::time::Duration::from_secs(10)).expect("refused without waiting");
+            assert!(read.unwrap_err().to_string().contains("not a regular file"));
+        }
     }
 }

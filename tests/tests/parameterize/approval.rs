@@ -146,8 +146,8 @@ async fn files_inside_the_project_are_pinned_relative_to_it_for_teammates() {
     };
     let alice = checkout("alice/infra", "alice's");
     let mut p = bench.start_in("alice-store", &[], Some(&alice)).await;
-    let dir_flag = format!("{}:/data:ro", alice.join("data").display());
-    by_args(&mut p, &["--allow-dir", &dir_flag, "./hostile.wasm"]).await.unwrap();
+    // Relative to where `package add` runs, and with a trailing `/`.
+    by_args(&mut p, &["--allow-dir", "data/:/data:ro", "./hostile.wasm"]).await.unwrap();
     let value = value_of(&schema(&mut p, "", "").await);
     let decoded: Json = serde_json::from_slice(&value).unwrap();
     assert_eq!(decoded["component"]["source"], "./hostile.wasm", "{decoded}");
