@@ -421,9 +421,13 @@ pub fn decode<T: Object>(m: &PropertyMap) -> Decoded<T> {
 }
 
 /// Decodes a resource's state (a map, or the words it came in): keys `T`
-/// does not declare are ignored.
+/// does not declare are ignored, and absent ones take their defaults. A
+/// state written by an older version lacks a property added since; with
+/// its default it still decodes, so Update, Read and Delete (`pulumi
+/// destroy`) keep working across the upgrade. (A property added since with
+/// no default must be an `Option`.)
 pub fn decode_state<T: Object>(m: &(impl Source + ?Sized)) -> Decoded<T> {
-    decode_in(Decoder::new(false, false), m)
+    decode_in(Decoder { defaults: true, ..Decoder::new(false, false) }, m)
 }
 
 /// One line for an error message: `length: must be at least 1; ...`.

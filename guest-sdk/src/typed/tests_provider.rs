@@ -450,6 +450,48 @@ fn a_newer_version_s_defaults_and_dropped_properties_are_no_change() {
     assert_eq!(p.diff(req).unwrap().changes, DiffChanges::None);
 }
 
+/// A state an older version wrote, before `size` (defaulted) was added:
+/// Read, Update and Delete still take it, with the default.
+#[test]
+fn a_state_from_before_a_defaulted_property_still_reads_updates_and_deletes() {
+    let mut p = Typed::<Pkg>::default();
+    let old = props! { "name" => "a", "arn" => "arn:a", "key" => Value::secret("k"), "region" => "r" };
+    let deleted = p.delete(DeleteRequest {
+        id: "id-a".into(),
+        urn: String::new(),
+        name: "r".into(),
+        resource_type: THING.into(),
+        properties: old.clone(),
+        old_inputs: PropertyMap::new(),
+        timeout: 0.0,
+    });
+    assert!(deleted.is_ok(), "{deleted:?}");
+    let read = p.read(ReadRequest {
+        id: "id-a".into(),
+        urn: String::new(),
+        name: "r".into(),
+        resource_type: THING.into(),
+        properties: old.clone(),
+        inputs: PropertyMap::new(),
+        timeout: 0.0,
+    });
+    assert_eq!(read.unwrap().properties["size"], Value::from(1));
+    let news = check(&mut p, THING, props! { "name" => "a", "size" => 2 }).inputs;
+    let updated = p.update(UpdateRequest {
+        id: "id-a".into(),
+        urn: String::new(),
+        name: "r".into(),
+        resource_type: THING.into(),
+        olds: old,
+        news,
+        old_inputs: PropertyMap::new(),
+        timeout: 0.0,
+        ignore_changes: vec![],
+        preview: false,
+    });
+    assert_eq!(updated.unwrap().properties["size"], Value::from(2));
+}
+
 #[test]
 fn previews_show_unknown_outputs_or_what_the_resource_knows() {
     let mut p = Typed::<Pkg>::default();
