@@ -343,7 +343,10 @@ impl<T> Decoded<T> {
     }
 
     /// Marks as secret whatever `out` holds at the paths that were secret in
-    /// the decoded map, so a secret input stays secret in the outputs.
+    /// the decoded map, so a secret input stays secret in the outputs. A
+    /// provider may reorder a list or rename a map's keys, so below the top
+    /// level a list holding a secret is secret as a whole, and so is an
+    /// object that no longer has the secret's key.
     pub fn protect(&self, out: &mut PropertyMap) {
         protect(&self.secrets, out)
     }
@@ -382,20 +385,22 @@ fn protect(secrets: &[Vec<Seg>], out: &mut impl Named) {
 }
 
 fn mark(v: &mut Value, path: &[Seg]) {
-    match (path.split_first(), v) {
-        (_, Value::Secret(_)) => {}
-        (None, v) => *v = Value::secret(std::mem::replace(v, Value::Null)),
-        (Some((Seg::Key(k), rest)), Value::Object(m)) => {
-            if let Some(child) = m.get_mut(k.as_ref()) {
+    let whole = match (path.split_first(), &mut *v) {
+        (_, Value::Secret(_)) => false,
+        (None, _) => true,
+        (Some((Seg::Key(k), rest)), Value::Object(m)) => match m.get_mut(k.as_ref()) {
+            Some(child) => {
                 mark(child, rest);
+                false
             }
-        }
-        (Some((Seg::Index(i), rest)), Value::Array(a)) => {
-            if let Some(child) = a.get_mut(*i) {
-                mark(child, rest);
-            }
-        }
-        _ => {}
+            None => true,
+        },
+        // Sorted, filtered or deduplicated, the secret need not be at its index any more.
+        (Some((Seg::Index(_), _)), Value::Array(_)) => true,
+        _ => false,
+    };
+    if whole {
+        *v = Value::secret(std::mem::replace(v, Value::Null));
     }
 }
 

@@ -305,6 +305,32 @@ fn secret_inputs_stay_secret_at_their_paths() {
     assert_eq!(out["other"], Value::from("x"));
 }
 
+/// A provider may sort a list or rename a map's keys: the secret is then
+/// not where it was, so what held it is secret as a whole.
+#[test]
+fn a_reordered_list_or_renamed_key_keeps_the_secret_secret() {
+    let m = props! {
+        "bucketName" => "b",
+        "size" => "Small",
+        "versioned" => false,
+        "tags" => props! { "env" => Value::secret("prod") },
+        "items" => vec![
+            Value::from(props! { "name" => "b", "count" => 1 }),
+            Value::from(props! { "name" => Value::secret("a"), "count" => 1 }),
+        ],
+    };
+    let d = decode::<BucketArgs>(&m);
+    let mut out = d.value.as_ref().unwrap().to_map();
+    let sorted =
+        vec![Value::from(props! { "name" => "a", "count" => 1 }), Value::from(props! { "name" => "b", "count" => 1 })];
+    out.insert("items".into(), Value::Array(sorted.clone()));
+    out.insert("tags".into(), Value::from(props! { "ENV" => "prod" }));
+    d.protect(&mut out);
+    assert_eq!(out["items"], Value::secret(Value::Array(sorted)));
+    assert_eq!(out["tags"], Value::secret(Value::from(props! { "ENV" => "prod" })));
+    assert_eq!(out["bucketName"], Value::from("b"));
+}
+
 #[test]
 fn state_decoding_ignores_unknown_keys() {
     let m = props! { "name" => "a", "count" => 1, "removedLater" => true };
