@@ -130,7 +130,10 @@ pub trait Resource: 'static {
         Ok(diff_inputs::<Self>(&req))
     }
 
-    /// Refreshes the state; `None` when the resource is gone. Default: unchanged.
+    /// Refreshes the state; `None` when the resource is gone. Default:
+    /// unchanged, which is right for a resource with nothing outside its
+    /// state (a random value); one backed by a remote object implements
+    /// it, or `pulumi refresh` never sees drift or deletion.
     fn read(&self, _ctx: &Context, id: String, state: Self::State) -> Result<Option<(String, Self::State)>> {
         Ok(Some((id, state)))
     }
@@ -156,7 +159,10 @@ pub trait Resource: 'static {
         )))
     }
 
-    /// Default: nothing to do.
+    /// Default: nothing to do (as in pulumi-go-provider), which is right for
+    /// a resource with nothing outside its state; one backed by a remote
+    /// object implements it, or `pulumi destroy` succeeds and leaves the
+    /// object behind.
     fn delete(&self, _ctx: &Context, _id: &str, _state: Self::State) -> Result<()> {
         Ok(())
     }
