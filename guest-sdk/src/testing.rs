@@ -212,7 +212,9 @@ impl<P: Provider> Engine<P> {
         }
         applied("Create", &created.properties)?;
         let urn = self.urn(token, name);
-        Ok(State { urn, token: token.into(), name: name.into(), id: created.id, inputs, outputs: created.properties })
+        let state =
+            State { urn, token: token.into(), name: name.into(), id: created.id, inputs, outputs: created.properties };
+        Ok(recorded(state))
     }
 
     fn create_request(&self, token: &str, name: &str, properties: PropertyMap, preview: bool) -> CreateRequest {
@@ -284,11 +286,11 @@ impl<P: Provider> Engine<P> {
         let (step, news) = self.plan(state, inputs)?;
         let next = match &step {
             // Nothing is called, but the new inputs are recorded.
-            Step::Same => State { inputs: news, ..state.clone() },
+            Step::Same => recorded(State { inputs: news, ..state.clone() }),
             Step::Update => {
                 let updated = self.update_call(self.update_request(state, news.clone(), false))?;
                 applied("Update", &updated.properties)?;
-                State { inputs: news, outputs: updated.properties, ..state.clone() }
+                recorded(State { inputs: news, outputs: updated.properties, ..state.clone() })
             }
             Step::Replace { delete_before_replace: true, .. } => {
                 self.delete(state.clone())?;
@@ -324,7 +326,7 @@ impl<P: Provider> Engine<P> {
         let Some(read) = self.read(state)? else { return Ok(None) };
         // A provider that does not return inputs keeps the old ones, as the engine does.
         let inputs = if read.inputs.is_empty() { state.inputs.clone() } else { read.inputs };
-        Ok(Some(State { id: read.id, inputs, outputs: read.properties, ..state.clone() }))
+        Ok(Some(recorded(State { id: read.id, inputs, outputs: read.properties, ..state.clone() })))
     }
 
     /// `pulumi import <token> <name> <id>`: Read with only the ID. The
@@ -420,6 +422,20 @@ fn passed(checked: CheckResponse) -> Outcome<PropertyMap> {
 }
 
 /// After an apply (not a preview) every output must be known.
+/// The state as the engine records it: an output whose input of the same
+/// name is secret is made secret too (the engine's guard against a provider
+/// leaking a secret input; deeper leaks are the provider's to prevent). So
+/// an input made secret later makes its output secret even when Diff saw
+/// no change.
+fn recorded(mut state: State) -> State {
+    for (key, out) in state.outputs.iter_mut() {
+        if !matches!(out, Value::Secret(_)) && matches!(state.inputs.get(key), Some(Value::Secret(_))) {
+            *out = Value::secret(std::mem::replace(out, Value::Null));
+        }
+    }
+    state
+}
+
 fn applied(call: &str, outputs: &PropertyMap) -> Outcome<()> {
     match outputs.iter().find(|(_, v)| Value::contains_unknowns(v)) {
         Some((key, _)) => {

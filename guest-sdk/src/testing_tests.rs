@@ -133,6 +133,20 @@ fn a_lifecycle_sends_what_the_engine_sends() {
     assert_eq!(calls(&mut e), ["delete id-2"]);
 }
 
+/// As the engine does: an output whose same-named input is secret is
+/// recorded secret, even when Diff saw no change (an input made secret).
+#[test]
+fn an_output_of_a_secret_input_is_recorded_secret() {
+    let mut e = Engine::<Recorder>::default();
+    let thing = e.create(T, "a", props! { "size" => 1, "label" => Value::secret("x") }).unwrap();
+    assert_eq!(thing.outputs["label"], Value::secret("x"));
+    let thing = e.create(T, "b", props! { "size" => 1, "label" => "x" }).unwrap();
+    assert_eq!(thing.outputs["label"], Value::from("x"));
+    e.provider().diff = Some(DiffResponse::none());
+    let (step, same) = e.update(&thing, props! { "size" => 1, "label" => Value::secret("x") }).unwrap();
+    assert_eq!((step, &same.outputs["label"]), (Step::Same, &Value::secret("x")));
+}
+
 #[test]
 fn a_replacement_creates_first_unless_the_provider_deletes_first() {
     let mut e = Engine::<Recorder>::default();
