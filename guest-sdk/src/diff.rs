@@ -11,6 +11,8 @@ use crate::value::{Output, PropertyMap, RefId, ResourceRef, Value};
 #[derive(Clone, Debug)]
 pub struct Differ {
     replace_on: Vec<String>,
+    /// Paths below the top level (`tags.env`, `items[*].name`), as segments.
+    replace_below: Vec<Vec<Seg>>,
     ignore: Vec<String>,
     input_diff: bool,
     delete_before_replace: bool,
@@ -25,12 +27,32 @@ impl Default for Differ {
 impl Differ {
     /// Compares old inputs with new inputs (the usual case).
     pub fn new() -> Self {
-        Differ { replace_on: vec![], ignore: vec![], input_diff: true, delete_before_replace: false }
+        Differ {
+            replace_on: vec![],
+            replace_below: vec![],
+            ignore: vec![],
+            input_diff: true,
+            delete_before_replace: false,
+        }
     }
 
-    /// A change under any of these top-level keys forces a replacement.
+    /// A change under any of these forces a replacement: top-level keys,
+    /// or property paths (`tags.env`, `items[*].name`; `*` is any key or
+    /// index, and `*` alone every property), as Pulumi's `replaceOnChanges`
+    /// takes them. A top-level key spelled like a path (`a.b`) is that key
+    /// too, where the inputs have it.
     pub fn replace_on_changes<S: AsRef<str>>(mut self, keys: &[S]) -> Self {
-        self.replace_on.extend(keys.iter().map(|k| k.as_ref().to_owned()));
+        for key in keys.iter().map(AsRef::as_ref) {
+            self.replace_on.push(key.to_owned());
+            // Most are plain keys: those are not parsed.
+            if !key.contains(['.', '[', '*']) {
+                continue;
+            }
+            match segments(key) {
+                Some(path) if path.len() > 1 || path[0] == Seg::Any => self.replace_below.push(path),
+                _ => {}
+            }
+        }
         self
     }
 
@@ -69,7 +91,7 @@ impl Differ {
                 stables.push(key.clone());
             } else {
                 diffs.push(key.clone());
-                if replace {
+                if replace || self.replaces_below(&mut detailed[before..]) {
                     replaces.push(key.clone());
                 }
             }
@@ -82,6 +104,30 @@ impl Differ {
             diffs,
             detailed_diff: Some(detailed),
         }
+    }
+
+    /// Marks the changes under a path given to `replace_on_changes` as
+    /// replacing; whether there were any. The engine's own `replaceOnChanges`
+    /// does the same to a detailed diff: a change at or below the path.
+    fn replaces_below(&self, changes: &mut [(String, PropertyDiff)]) -> bool {
+        if self.replace_below.is_empty() {
+            return false;
+        }
+        let mut any = false;
+        for (path, change) in changes {
+            let Some(at) = segments(path) else { continue };
+            let under = |p: &Vec<Seg>| p.len() <= at.len() && p.iter().zip(&at).all(|(p, a)| *p == Seg::Any || p == a);
+            if self.replace_below.iter().any(under) {
+                change.kind = match change.kind {
+                    DiffKind::Add => DiffKind::AddReplace,
+                    DiffKind::Delete => DiffKind::DeleteReplace,
+                    DiffKind::Update => DiffKind::UpdateReplace,
+                    replacing => replacing,
+                };
+                any = true;
+            }
+        }
+        any
     }
 
     /// Compares the values at `path`, which is left as it was found: one
@@ -202,6 +248,72 @@ pub(crate) fn push_key(path: &mut String, key: &str) {
     }
 }
 
+/// One step of a property path; `*` in a pattern is any key or index.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Seg {
+    Key(String),
+    Index(usize),
+    Any,
+}
+
+/// A property path as [`push_key`] and [`push_index`] write it (`a.b`,
+/// `a["x.y"]`, `a[0]`), or as a pattern (`a[*].b`, `a.*`); `None` when it
+/// is not one.
+fn segments(path: &str) -> Option<Vec<Seg>> {
+    let mut out = Vec::new();
+    let mut rest = path;
+    while !rest.is_empty() {
+        if let Some(inner) = rest.strip_prefix('[') {
+            if let Some(quoted) = inner.strip_prefix('"') {
+                let (key, after) = unquote(quoted)?;
+                out.push(Seg::Key(key));
+                rest = after.strip_prefix(']')?;
+            } else {
+                let (inside, after) = inner.split_once(']')?;
+                out.push(if inside == "*" { Seg::Any } else { Seg::Index(inside.parse().ok()?) });
+                rest = after;
+            }
+            continue;
+        }
+        if !out.is_empty() {
+            rest = rest.strip_prefix('.')?;
+        }
+        let end = rest.find(['.', '[']).unwrap_or(rest.len());
+        let (key, after) = rest.split_at(end);
+        if key.is_empty() {
+            return None;
+        }
+        out.push(if key == "*" { Seg::Any } else { Seg::Key(key.to_owned()) });
+        rest = after;
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// A key as `{:?}` writes it, after its opening quote: the key, and what
+/// follows its closing quote.
+fn unquote(s: &str) -> Option<(String, &str)> {
+    let mut key = String::new();
+    let mut chars = s.char_indices();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '"' => return Some((key, &s[i + 1..])),
+            '\\' => match chars.next()?.1 {
+                'n' => key.push('\n'),
+                't' => key.push('\t'),
+                'r' => key.push('\r'),
+                '0' => key.push('\0'),
+                'u' => {
+                    let hex: String = chars.by_ref().map(|(_, c)| c).skip(1).take_while(|c| *c != '}').collect();
+                    key.push(char::from_u32(u32::from_str_radix(&hex, 16).ok()?)?);
+                }
+                other => key.push(other),
+            },
+            c => key.push(c),
+        }
+    }
+    None
+}
+
 /// Appends an array index to a Pulumi property path (`a[0]`).
 pub(crate) fn push_index(path: &mut String, index: usize) {
     use std::fmt::Write;
@@ -212,6 +324,44 @@ pub(crate) fn push_index(path: &mut String, index: usize) {
 mod tests {
     use super::*;
     use crate::props;
+
+    /// Paths below the top level, as `replaceOnChanges` takes them: a
+    /// change at or below one replaces; beside it, or above it, does not.
+    #[test]
+    fn nested_replace_paths_replace_only_what_is_under_them() {
+        let olds = props! {
+            "tags" => props! { "env" => "dev", "team" => "a", "a.b" => 1 },
+            "items" => vec![Value::from(props! { "name" => "x", "n" => 1 })],
+        };
+        let differ = Differ::new().replace_on_changes(&["tags.env", "items[*].name", r#"tags["a.b"]"#]);
+        let kinds = |news: PropertyMap| {
+            let d = differ.diff(&olds, &news);
+            let detailed: Vec<(String, DiffKind)> =
+                d.detailed_diff.unwrap().into_iter().map(|(p, d)| (p, d.kind)).collect();
+            (d.replaces, detailed)
+        };
+        let tags = |env: &str, team: &str, ab: i32| props! { "env" => env, "team" => team, "a.b" => ab };
+        let items = |name: &str, n: i32| vec![Value::from(props! { "name" => name, "n" => n })];
+        let (replaces, detailed) = kinds(props! { "tags" => tags("prod", "a", 1), "items" => items("x", 1) });
+        assert_eq!((replaces, detailed), (vec!["tags".to_owned()], vec![("tags.env".into(), DiffKind::UpdateReplace)]));
+        let (replaces, detailed) = kinds(props! { "tags" => tags("dev", "b", 1), "items" => items("x", 2) });
+        assert!(replaces.is_empty(), "{detailed:?}");
+        assert_eq!(detailed, [("items[0].n".into(), DiffKind::Update), ("tags.team".into(), DiffKind::Update)]);
+        let (replaces, detailed) = kinds(props! { "tags" => tags("dev", "a", 2), "items" => items("y", 1) });
+        assert_eq!(replaces, ["items", "tags"]);
+        assert_eq!(
+            detailed,
+            [("items[0].name".into(), DiffKind::UpdateReplace), (r#"tags["a.b"]"#.into(), DiffKind::UpdateReplace)]
+        );
+        // `*` is any key; a pattern that is not a path is a top-level key as given.
+        let d = Differ::new().replace_on_changes(&["tags.*"]).diff(&olds, &props! { "tags" => tags("dev", "b", 1) });
+        assert!(d.replaces.contains(&"tags".to_owned()), "{d:?}");
+        assert_eq!(segments("a[0].b"), Some(vec![Seg::Key("a".into()), Seg::Index(0), Seg::Key("b".into())]));
+        assert_eq!(segments(r#"["x\"y"].z"#), Some(vec![Seg::Key("x\"y".into()), Seg::Key("z".into())]));
+        for bad in ["a..b", "a[", "a[x]", ".a", "a.", "[\"open"] {
+            assert_eq!(segments(bad), None, "{bad}");
+        }
+    }
 
     #[test]
     fn nested_changes_get_paths_and_replace_kinds() {

@@ -117,6 +117,8 @@ proptest! {
     fn the_diff_sorts_every_key_once_and_agrees_with_same(
         a in map(false), b in map(false), replace in vec(key(), 0..2), swap in any::<bool>(),
     ) {
+        // Keys only: paths (`a.b`, `*`) are diff.rs's tests'.
+        prop_assume!(replace.iter().all(|k| !k.contains(['.', '[', '*'])));
         let (olds, news) = if swap { (b, a) } else { (a, b) };
         let d = Differ::new().replace_on_changes(&replace).diff(&olds, &news);
         let keys: BTreeSet<&String> = olds.keys().chain(news.keys()).collect();

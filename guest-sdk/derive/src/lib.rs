@@ -151,6 +151,9 @@ fn object(input: &DeriveInput, ty: &TypeAttrs, fields: &FieldsNamed) -> Result<T
             fn normalize(v: &mut #sdk::Value) {
                 #sdk::normalize_object::<Self>(v)
             }
+            fn replace_paths() -> ::std::vec::Vec<::std::string::String> {
+                #sdk::object_replace_paths::<Self>()
+            }
         }
         #[automatically_derived]
         impl #sdk::Object for #ident {

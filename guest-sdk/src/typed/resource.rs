@@ -292,6 +292,6 @@ pub fn diff_inputs<R: Resource + ?Sized>(req: &DiffRequest) -> DiffResponse {
         }
     }
     normalize::<R::Inputs>(&mut olds);
-    let replace: Vec<&str> = props.iter().filter(|p| p.replace_on_changes).map(|p| p.name).collect();
+    let replace = super::replace_paths_of(props);
     Differ::new().replace_on_changes(&replace).ignore(&req.ignore_changes).diff(&olds, &req.news)
 }

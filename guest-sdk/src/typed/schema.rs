@@ -57,7 +57,9 @@ impl Types {
         let token = self.token(T::TOKEN, T::NAME);
         self.define(token, std::any::type_name::<T>().to_owned(), |types| {
             let props = T::properties();
-            let mut spec = object_spec(props, types, false, |p| p.required_input());
+            // As an input's: a nested `replace_on_changes` field replaces the
+            // resource holding it (generated SDKs pass its path on).
+            let mut spec = object_spec(props, types, true, |p| p.required_input());
             spec.insert("type".into(), json!("object"));
             describe(&mut spec, T::DESCRIPTION);
             Json::Object(spec)

@@ -148,6 +148,41 @@ impl Resource for Buckets {
     }
 }
 
+/// A network whose subnets' CIDRs cannot change in place.
+#[derive(PulumiType)]
+pub struct NetworkArgs {
+    pub subnets: Vec<Subnet>,
+    pub labels: Option<BTreeMap<String, Subnet>>,
+    pub tree: Option<Tree>,
+}
+
+#[derive(PulumiType)]
+pub struct Subnet {
+    #[pulumi(replace_on_changes)]
+    pub cidr: String,
+    pub name: Option<String>,
+}
+
+/// Holds itself: its paths are walked four levels deep.
+#[derive(PulumiType)]
+pub struct Tree {
+    #[pulumi(replace_on_changes)]
+    pub root: String,
+    pub children: Vec<Tree>,
+}
+
+pub struct Networks;
+
+impl Resource for Networks {
+    const TOKEN: &'static str = "test:index:Network";
+    type Inputs = NetworkArgs;
+    type State = NetworkArgs;
+
+    fn create(&self, _ctx: &Context, net: NetworkArgs) -> Result<(String, NetworkArgs)> {
+        Ok(("net".into(), net))
+    }
+}
+
 /// Adds two numbers.
 #[derive(PulumiType)]
 pub struct AddArgs {
@@ -448,6 +483,37 @@ fn a_newer_version_s_defaults_and_dropped_properties_are_no_change() {
         ignore_changes: vec![],
     };
     assert_eq!(p.diff(req).unwrap().changes, DiffChanges::None);
+}
+
+/// A `replace_on_changes` field of a nested type replaces the resource, in
+/// its Diff and in the schema generated SDKs pass the paths on from.
+#[test]
+fn nested_replace_on_changes_fields_replace_the_resource() {
+    let paths = NetworkArgs::replace_paths();
+    assert_eq!(paths[..4], ["subnets[*].cidr", "labels.*.cidr", "tree.root", "tree.children[*].root"]);
+    assert_eq!(paths.last().unwrap(), "tree.children[*].children[*].children[*].root", "4 levels: {paths:?}");
+    let req = |olds: PropertyMap, news: PropertyMap| DiffRequest {
+        id: "n".into(),
+        urn: String::new(),
+        name: "n".into(),
+        resource_type: "test:index:Network".into(),
+        olds: olds.clone(),
+        news,
+        old_inputs: olds,
+        ignore_changes: vec![],
+    };
+    let net = |cidr: &str, name: &str| {
+        props! { "subnets" => vec![Value::from(props! { "cidr" => cidr, "name" => name })] }
+    };
+    let d = diff_inputs::<Networks>(&req(net("10.0.0.0/24", "a"), net("10.0.1.0/24", "a")));
+    assert_eq!((d.changes, d.replaces), (DiffChanges::Some, vec!["subnets".to_owned()]));
+    let d = diff_inputs::<Networks>(&req(net("10.0.0.0/24", "a"), net("10.0.0.0/24", "b")));
+    assert_eq!((d.changes, d.replaces.len()), (DiffChanges::Some, 0), "a name changes in place");
+    let mut types = Types::new("test");
+    <NetworkArgs as PulumiType>::schema(&mut types);
+    let defs = types.into_defs();
+    assert_eq!(defs["test:index:Subnet"]["properties"]["cidr"]["replaceOnChanges"], json!(true), "{defs:?}");
+    assert!(defs["test:index:Subnet"]["properties"]["name"].get("replaceOnChanges").is_none());
 }
 
 /// A state an older version wrote, before `size` (defaulted) was added:

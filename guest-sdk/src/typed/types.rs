@@ -65,6 +65,13 @@ pub trait PulumiType: Sized {
 
     /// Fills in defaults and marks secret fields inside a raw value of this type.
     fn normalize(_v: &mut Value) {}
+
+    /// Paths inside a value of this type whose change replaces the resource
+    /// holding it: a nested object's `replace_on_changes` fields (`size`,
+    /// `[*].name` in a list, `*.name` in a map). Derived for objects.
+    fn replace_paths() -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// A struct whose fields are Pulumi properties (derived).
@@ -127,6 +134,8 @@ pub struct Property {
     pub unknown: UnknownKind,
     pub(crate) schema: fn(&mut Types) -> Json,
     pub(crate) normalize: fn(&mut Value),
+    /// Its type's [`PulumiType::replace_paths`].
+    pub(crate) nested_replaces: fn() -> Vec<String>,
 }
 
 impl Property {
@@ -142,6 +151,7 @@ impl Property {
             unknown: T::UNKNOWN,
             schema: T::schema,
             normalize: T::normalize,
+            nested_replaces: T::replace_paths,
         }
     }
 
@@ -194,6 +204,44 @@ pub(crate) fn is_secret(v: &Value) -> bool {
 
 /// [`PulumiType::normalize`] for objects (derive helper).
 #[doc(hidden)]
+/// The paths whose change replaces a resource with these properties: the
+/// `replace_on_changes` ones, and those inside their values' types.
+pub fn replace_paths_of(props: &[Property]) -> Vec<String> {
+    let mut out = Vec::new();
+    for p in props {
+        if p.replace_on_changes {
+            out.push(p.name.to_owned());
+        }
+        out.extend((p.nested_replaces)().iter().map(|q| under(p.name, q)));
+    }
+    out
+}
+
+/// `q` below `prefix` (`tags` and `env`: `tags.env`; `items` and `[*].id`: `items[*].id`).
+fn under(prefix: &str, q: &str) -> String {
+    if q.starts_with('[') { format!("{prefix}{q}") } else { format!("{prefix}.{q}") }
+}
+
+/// How deep a type that holds itself (a tree, through a list or a `Box`)
+/// is walked for [`PulumiType::replace_paths`]: its paths would go on forever.
+const RECURSION_LEVELS: usize = 4;
+
+/// [`PulumiType::replace_paths`] of an object type (derive helper).
+#[doc(hidden)]
+pub fn object_replace_paths<T: Object>() -> Vec<String> {
+    thread_local! {
+        static WALKING: std::cell::RefCell<Vec<&'static str>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    let name = std::any::type_name::<T>();
+    if WALKING.with(|w| w.borrow().iter().filter(|n| **n == name).count()) >= RECURSION_LEVELS {
+        return Vec::new();
+    }
+    WALKING.with(|w| w.borrow_mut().push(name));
+    let paths = replace_paths_of(T::properties());
+    WALKING.with(|w| w.borrow_mut().pop());
+    paths
+}
+
 pub fn normalize_object<T: Object>(v: &mut Value) {
     if let Value::Object(m) = unwrapped(v) {
         normalize::<T>(m);
@@ -348,6 +396,9 @@ impl<T: PulumiType> PulumiType for Option<T> {
     fn normalize(v: &mut Value) {
         T::normalize(v)
     }
+    fn replace_paths() -> Vec<String> {
+        T::replace_paths()
+    }
 }
 
 impl<T: PulumiType> PulumiType for Box<T> {
@@ -369,6 +420,9 @@ impl<T: PulumiType> PulumiType for Box<T> {
     }
     fn normalize(v: &mut Value) {
         T::normalize(v)
+    }
+    fn replace_paths() -> Vec<String> {
+        T::replace_paths()
     }
 }
 
@@ -419,6 +473,9 @@ impl<T: PulumiType> PulumiType for Vec<T> {
             items.iter_mut().for_each(T::normalize);
         }
     }
+    fn replace_paths() -> Vec<String> {
+        T::replace_paths().iter().map(|q| under("[*]", q)).collect()
+    }
 }
 
 impl<T: PulumiType> PulumiType for BTreeMap<String, T> {
@@ -443,6 +500,9 @@ impl<T: PulumiType> PulumiType for BTreeMap<String, T> {
         if let Value::Object(entries) = unwrapped(v) {
             entries.values_mut().for_each(T::normalize);
         }
+    }
+    fn replace_paths() -> Vec<String> {
+        T::replace_paths().iter().map(|q| under("*", q)).collect()
     }
 }
 
