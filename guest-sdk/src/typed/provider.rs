@@ -22,7 +22,7 @@ type AnyConfig = Option<Box<dyn Any>>;
 /// The configuration type, erased.
 struct ConfigType {
     properties: fn() -> &'static [Property],
-    check: fn(PropertyMap) -> CheckResponse,
+    check: fn(&str, PropertyMap) -> CheckResponse,
     decode: fn(&PropertyMap) -> Result<AnyConfig>,
 }
 
@@ -151,10 +151,24 @@ fn coerce<C: Object>(m: &mut PropertyMap) {
     }
 }
 
-/// Keys the engine adds (such as `version`) are not failures.
-fn check_config<C: Object>(mut news: PropertyMap) -> CheckResponse {
+/// Keys the engine adds (such as `version`) are not failures. Nor are other
+/// keys the provider does not declare (a stack's configuration may hold
+/// them for other readers), but each is named in a warning: a misspelled
+/// optional key would otherwise be ignored without a word.
+fn check_config<C: Object>(urn: &str, mut news: PropertyMap) -> CheckResponse {
     coerce::<C>(&mut news);
     normalize::<C>(&mut news);
+    let props = C::properties();
+    let unknown: Vec<&str> =
+        news.keys().map(String::as_str).filter(|k| *k != "version" && !props.iter().any(|p| p.name == *k)).collect();
+    if !unknown.is_empty() {
+        let known: Vec<&str> = props.iter().map(|p| p.name).collect();
+        crate::log::for_urn(urn).warn(&format!(
+            "configuration {} is not one this provider reads (it reads: {})",
+            unknown.iter().map(|k| format!("{k:?}")).collect::<Vec<_>>().join(", "),
+            known.join(", ")
+        ));
+    }
     let failures = decode_state::<C>(&news).failures;
     CheckResponse { inputs: news, failures }
 }
@@ -243,7 +257,7 @@ impl<P: Package> Provider for Typed<P> {
 
     fn check_config(&mut self, req: CheckRequest) -> Result<CheckResponse> {
         Ok(match &self.builder.config {
-            Some(c) => (c.check)(req.news),
+            Some(c) => (c.check)(&req.urn, req.news),
             None => CheckResponse { inputs: req.news, failures: vec![] },
         })
     }

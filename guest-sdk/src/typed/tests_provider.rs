@@ -722,6 +722,22 @@ fn unknown_tokens_and_configuration_errors() {
     assert_eq!(r.inputs["mode"], Value::from("Safe"), "an enum of strings stays text");
     let r = p.check_config(req(props! { "region" => 1 })).unwrap();
     assert_eq!(failures(&r), [("region", "must be a string, not a number")]);
+    // A key it does not read is no failure, but named in a warning (a typo
+    // of an optional key); `version`, which the engine adds, is not.
+    let warned = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink: crate::log::NativeSink = {
+        let warned = warned.clone();
+        std::sync::Arc::new(move |severity, message: &str, _: Option<&str>, _| {
+            warned.lock().unwrap().push((severity, message.to_owned()))
+        })
+    };
+    let typo = props! { "region" => "eu", "retires" => "5", "version" => "1.0.0" };
+    let r = crate::log::with_native_sink(&sink, || p.check_config(req(typo))).unwrap();
+    assert!(r.failures.is_empty(), "{:?}", r.failures);
+    let warned = warned.lock().unwrap();
+    assert_eq!(warned.len(), 1, "{warned:?}");
+    assert_eq!(warned[0].0, crate::log::Severity::Warning);
+    assert!(warned[0].1.contains("\"retires\" is not one this provider reads") && warned[0].1.contains("retries"));
     let configure = ConfigureRequest {
         variables: BTreeMap::new(),
         args: props! { "retries" => 1 },
