@@ -223,23 +223,13 @@ impl Reach {
         for alias in &r.options.aliases {
             self.check_alias(alias)?;
         }
-        if let Some(h) = &r.options.resource_hooks {
-            let steps = [
-                &h.before_create,
-                &h.after_create,
-                &h.before_update,
-                &h.after_update,
-                &h.before_delete,
-                &h.after_delete,
-                &h.on_error,
-            ];
-            if let Some(hook) = steps.into_iter().flatten().find(|n| !self.hooks.contains(n)) {
-                let shown = crate::text::escape_within(hook.clone(), &[], 200);
-                return Err(self.refuse(format!(
-                    "registering {:?} with hook {shown:?}: a component passes on only the hooks its construct was given",
-                    crate::text::escape_within(r.type_.clone(), &[], 200)
-                )));
-            }
+        let named = r.options.resource_hooks.iter().flat_map(hook_names);
+        if let Some(hook) = named.into_iter().find(|n| !self.hooks.contains(n)) {
+            let shown = crate::text::escape_within(hook.clone(), &[], 200);
+            return Err(self.refuse(format!(
+                "registering {:?} with hook {shown:?}: a component passes on only the hooks its construct was given",
+                crate::text::escape_within(r.type_.clone(), &[], 200)
+            )));
         }
         Ok(())
     }
@@ -321,6 +311,21 @@ impl ResourceMonitor for Guarded {
     }
 }
 
+/// Every hook named, at any step.
+fn hook_names(h: &types::ResourceHooks) -> impl Iterator<Item = &String> {
+    [
+        &h.before_create,
+        &h.after_create,
+        &h.before_update,
+        &h.after_update,
+        &h.before_delete,
+        &h.after_delete,
+        &h.on_error,
+    ]
+    .into_iter()
+    .flatten()
+}
+
 /// Names the deployment of a request whose call may use the monitor, and
 /// the resource hooks it passes on.
 pub trait WithMonitor {
@@ -333,20 +338,7 @@ impl WithMonitor for rp::ConstructRequest {
         &self.deployment
     }
     fn hooks(&self) -> Vec<String> {
-        let Some(h) = &self.resource_hooks else { return vec![] };
-        [
-            &h.before_create,
-            &h.after_create,
-            &h.before_update,
-            &h.after_update,
-            &h.before_delete,
-            &h.after_delete,
-            &h.on_error,
-        ]
-        .into_iter()
-        .flatten()
-        .cloned()
-        .collect()
+        self.resource_hooks.as_ref().map(|h| hook_names(h).cloned().collect()).unwrap_or_default()
     }
 }
 
