@@ -421,7 +421,6 @@ fn passed(checked: CheckResponse) -> Outcome<PropertyMap> {
     if checked.failures.is_empty() { Ok(checked.inputs) } else { Err(Failure::Check(checked.failures)) }
 }
 
-/// After an apply (not a preview) every output must be known.
 /// The state as the engine records it: an output whose input of the same
 /// name is secret is made secret too (the engine's guard against a provider
 /// leaking a secret input; deeper leaks are the provider's to prevent). So
@@ -436,6 +435,7 @@ fn recorded(mut state: State) -> State {
     state
 }
 
+/// After an apply (not a preview) every output must be known.
 fn applied(call: &str, outputs: &PropertyMap) -> Outcome<()> {
     match outputs.iter().find(|(_, v)| Value::contains_unknowns(v)) {
         Some((key, _)) => {

@@ -202,8 +202,6 @@ pub(crate) fn is_secret(v: &Value) -> bool {
     matches!(v, Value::Secret(_)) || matches!(v, Value::Output(o) if o.secret)
 }
 
-/// [`PulumiType::normalize`] for objects (derive helper).
-#[doc(hidden)]
 /// The paths whose change replaces a resource with these properties: the
 /// `replace_on_changes` ones, and those inside their values' types.
 pub fn replace_paths_of(props: &[Property]) -> Vec<String> {
@@ -242,6 +240,8 @@ pub fn object_replace_paths<T: Object>() -> Vec<String> {
     paths
 }
 
+/// [`PulumiType::normalize`] for objects (derive helper).
+#[doc(hidden)]
 pub fn normalize_object<T: Object>(v: &mut Value) {
     if let Value::Object(m) = unwrapped(v) {
         normalize::<T>(m);
