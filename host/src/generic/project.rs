@@ -129,13 +129,17 @@ pub fn pin_dirs(grants: &Grants, root: Option<&Path>) -> Grants {
     pinned
 }
 
-/// `grants` as pinned, with their directories resolved to real paths.
+/// `grants` as pinned, with their directories resolved to real paths
+/// ([`resolve`] gives a relative one's; an absolute one's is looked up).
 pub fn resolve_dirs(grants: &Grants, root: Option<&Path>) -> Result<Grants, GenericError> {
     let mut resolved = grants.clone();
     for d in &mut resolved.dirs {
-        d.host = resolve(&d.host, root)?;
+        d.host = match resolve(&d.host, root)? {
+            absolute if d.host.is_absolute() => real(&absolute).unwrap_or(absolute),
+            found => found,
+        };
     }
-    Ok(real_dirs(&resolved))
+    Ok(resolved)
 }
 
 #[cfg(test)]

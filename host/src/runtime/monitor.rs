@@ -151,7 +151,6 @@ impl Reach {
     /// component's to ask for.
     fn check(&self, what: &str, token: &str, version: &str) -> MonitorResult<()> {
         let package = package_of(token);
-        let shown = |t: &str| crate::text::escape_within(t.to_owned(), &[], 200);
         // `pkg:module:member` only. The engine builds a URN from the parents'
         // types, `$` and the type as given, so `pets:index:Kennel$aws:iam:Key`
         // would be package `pets` here and the URN of the user's key there.
@@ -189,10 +188,7 @@ impl Reach {
         }
         match urn_type(reference) {
             Some(type_) if type_.starts_with("pulumi:providers:") => self.check(what, type_, ""),
-            _ => Err(self.refuse(format!(
-                "{what}: {:?} is not a provider reference",
-                crate::text::escape_within(reference.to_owned(), &[], 200)
-            ))),
+            _ => Err(self.refuse(format!("{what}: {:?} is not a provider reference", shown(reference)))),
         }
     }
 
@@ -204,7 +200,7 @@ impl Reach {
     fn register(&self, r: &m::RegisterResourceRequest) -> MonitorResult<()> {
         // A download URL makes the engine fetch a plugin from there and run it natively.
         if !r.options.plugin_download_url.is_empty() {
-            let url = crate::text::escape_within(r.options.plugin_download_url.clone(), &[], 200);
+            let url = shown(&r.options.plugin_download_url);
             return Err(
                 self.refuse(format!("a component may not name where the engine downloads a plugin from (\"{url}\")"))
             );
@@ -223,12 +219,12 @@ impl Reach {
         for alias in &r.options.aliases {
             self.check_alias(alias)?;
         }
-        let named = r.options.resource_hooks.iter().flat_map(hook_names);
-        if let Some(hook) = named.into_iter().find(|n| !self.hooks.contains(n)) {
-            let shown = crate::text::escape_within(hook.clone(), &[], 200);
+        let mut named = r.options.resource_hooks.iter().flat_map(hook_names);
+        if let Some(hook) = named.find(|n| !self.hooks.contains(n)) {
             return Err(self.refuse(format!(
-                "registering {:?} with hook {shown:?}: a component passes on only the hooks its construct was given",
-                crate::text::escape_within(r.type_.clone(), &[], 200)
+                "registering {:?} with hook {:?}: a component passes on only the hooks its construct was given",
+                shown(&r.type_),
+                shown(hook)
             )));
         }
         Ok(())
@@ -242,8 +238,7 @@ impl Reach {
             types::Alias::Urn(urn) => match urn_type(urn) {
                 Some(t) => t,
                 None => {
-                    let shown = crate::text::escape_within(urn.clone(), &[], 200);
-                    return Err(self.refuse(format!("aliasing: {shown:?} is not a URN")));
+                    return Err(self.refuse(format!("aliasing: {:?} is not a URN", shown(urn))));
                 }
             },
             types::Alias::Spec(spec) if spec.type_.is_empty() => return Ok(()),
@@ -287,9 +282,9 @@ impl ResourceMonitor for Guarded {
     }
     fn register_resource_outputs(&self, urn: String, outputs: types::Value) -> BoxFuture<'_, MonitorResult<()>> {
         if !self.registered.lock().unwrap_or_else(|p| p.into_inner()).contains(&urn) {
-            let shown = crate::text::escape_within(urn, &[], 200);
             let message = format!(
-                "registering outputs of {shown:?}: a component sets the outputs only of resources it registered in the same call"
+                "registering outputs of {:?}: a component sets the outputs only of resources it registered in the same call",
+                shown(&urn)
             );
             return refused(self.reach.refuse(message));
         }
@@ -309,6 +304,11 @@ impl ResourceMonitor for Guarded {
             Err(e) => refused(e),
         }
     }
+}
+
+/// A guest's token, URN or name as an error shows it: escaped and cut.
+fn shown(text: &str) -> String {
+    crate::text::escape_within(text.to_owned(), &[], 200)
 }
 
 /// Every hook named, at any step.
