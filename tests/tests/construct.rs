@@ -418,6 +418,15 @@ async fn a_component_takes_over_no_other_package_s_resource() {
     // Its own package's: an alias of one of its own, and granted, another package's.
     let own = "urn:pulumi:dev::proj::probe:index:Thing::older";
     assert_eq!(outcome_of(&mut p, probe(&monitor, "own", json!({ "aliasOf": own }))).await, "registered");
+
+    // An answer naming the user's key as the component the program's SDK
+    // parents to and resolves outputs against; then one naming its own.
+    let e = p.client.construct(probe(&monitor, "answer", json!({ "answerAs": key }))).await.unwrap_err();
+    assert_eq!(e.code(), Code::FailedPrecondition, "{e:?}");
+    assert!(e.message().contains("answers with the URN of a resource it registered in the same call"), "{e:?}");
+    let answered = urn("probe:index:Component", "mine", STACK_URN);
+    let r = p.client.construct(probe(&monitor, "mine", json!({ "answerAs": answered.clone() }))).await.unwrap();
+    assert_eq!(r.into_inner().urn, answered);
     let (_engine, mut p) = launched("probe-provider", &Launch::new().arg("--allow-package").arg("aws")).await;
     let monitor = TestMonitor::start().await;
     for (name, inputs) in

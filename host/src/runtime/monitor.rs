@@ -28,6 +28,14 @@ pub trait ResourceMonitor: Send + Sync {
     fn register_resource_outputs(&self, urn: String, outputs: types::Value) -> BoxFuture<'_, MonitorResult<()>>;
     fn invoke(&self, request: m::InvokeRequest) -> BoxFuture<'_, MonitorResult<m::InvokeResponse>>;
     fn read_resource(&self, request: m::ReadResourceRequest) -> BoxFuture<'_, MonitorResult<m::ReadResourceResponse>>;
+
+    /// Whether a `construct` may answer with `urn` as its component's. Only
+    /// a guarded monitor knows what the call registered; others vouch for
+    /// anything.
+    fn answer_urn(&self, urn: &str) -> MonitorResult<()> {
+        let _ = urn;
+        Ok(())
+    }
 }
 
 /// A parameterized package the provider serves. The engine routes a
@@ -303,6 +311,36 @@ impl ResourceMonitor for Guarded {
             Ok(()) => self.inner.read_resource(request),
             Err(e) => refused(e),
         }
+    }
+    /// The program's SDK takes the answer's URN as its component's: it
+    /// parents resources to it and resolves outputs against it. One the
+    /// call did not register would be another resource of the user's state.
+    fn answer_urn(&self, urn: &str) -> MonitorResult<()> {
+        if self.registered.lock().unwrap_or_else(|p| p.into_inner()).contains(urn) {
+            return Ok(());
+        }
+        Err(self.reach.refuse(format!(
+            "construct answered with {:?}: a component answers with the URN of a resource it registered in the same call",
+            shown(urn)
+        )))
+    }
+}
+
+/// An answer of a call that used the monitor, as [`ResourceMonitor::answer_urn`] checks it.
+pub trait MonitorAnswer {
+    /// The URN the answer gives as the component's, if any.
+    fn component_urn(&self) -> Option<&str>;
+}
+
+impl MonitorAnswer for rp::ConstructResponse {
+    fn component_urn(&self) -> Option<&str> {
+        Some(&self.urn)
+    }
+}
+
+impl MonitorAnswer for rp::CallResponse {
+    fn component_urn(&self) -> Option<&str> {
+        None
     }
 }
 

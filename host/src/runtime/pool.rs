@@ -14,7 +14,7 @@ use super::bindings::{Guest, Provider, ProviderPre};
 use super::bindings::{rp, types};
 use super::engine::Runtime;
 use super::logs::{GuestLog, LogQueue};
-use super::monitor::{self, PackageDescriptor, WithMonitor};
+use super::monitor::{self, MonitorAnswer, PackageDescriptor, WithMonitor};
 use super::sandbox::{MAX_CALL_TIMEOUT, Sandbox};
 use super::setup::{SetupCall, SetupLog};
 use super::state::{CallClock, EngineWait, HostState};
@@ -377,6 +377,20 @@ impl<'a> Lease<'a> {
         };
         let opened = monitor::open(self.pool.runtime.config.monitors.as_ref(), request.deployment(), packages);
         inst.store.data_mut().monitor = Some(monitor::guarded(opened, reach));
+    }
+
+    /// Refuses an answer of a monitor call that names a resource the call
+    /// did not register (see [`ResourceMonitor::answer_urn`]).
+    pub(super) fn vouch<T: MonitorAnswer>(
+        &self,
+        outcome: wasmtime::Result<Result<T, types::Error>>,
+    ) -> wasmtime::Result<Result<T, types::Error>> {
+        let inst = self.inst.as_ref().expect("lease holds an instance until finished");
+        let (Ok(Ok(answer)), Some(monitor)) = (&outcome, &inst.store.data().monitor) else { return outcome };
+        match answer.component_urn().map(|urn| monitor.answer_urn(urn)) {
+            Some(Err(e)) => Ok(Err(e)),
+            _ => outcome,
+        }
     }
 
     pub fn pool(&self) -> &'a Pool {

@@ -7,7 +7,8 @@
 //! or `aliasOf` it registers a child naming a plugin download URL, a
 //! provider reference or an alias instead, with `componentType` a local
 //! component of that type, with `outputsFor` outputs of that URN, and says
-//! how that went in `outcome`. Parameterized (`args: [name]`, or a
+//! how that went in `outcome`; with `answerAs` it answers with that URN as
+//! its component's. Parameterized (`args: [name]`, or a
 //! value), it becomes package `name`; `construct` uses its type's package
 //! for the child, the invoke and the read, and with `withProvider` also
 //! registers an explicit provider of it first.
@@ -100,6 +101,12 @@ impl Provider for Probe {
         if let Some(urn) = input("outputsFor") {
             let r = component::register_outputs(&urn, &PropertyMap::from([("x".to_owned(), Value::Number(1.0))]));
             return me.finish(PropertyMap::from([("outcome".to_owned(), outcome(r))]));
+        }
+        // `answerAs`: its own component registered, another URN in the answer.
+        if let Some(urn) = input("answerAs") {
+            let mut answer = me.finish(PropertyMap::new())?;
+            answer.urn = urn;
+            return Ok(answer);
         }
         let child = me.custom(&thing, &format!("{}-thing", req.name), inputs.clone(), options)?;
         // `spinMs`: work that long after the child is registered (deadline tests).
