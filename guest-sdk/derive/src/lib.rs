@@ -96,7 +96,7 @@ fn object(input: &DeriveInput, ty: &TypeAttrs, fields: &FieldsNamed) -> Result<T
             p = quote!(#p.autoname());
         }
         match &a.default {
-            Some(Some(e)) => p = quote!(#p.with_default(#sdk::Value::from(#e))),
+            Some(Some(e)) => p = quote!(#p.with_default(<#fty as #sdk::Defaulted>::given(#e))),
             Some(None) => {
                 p = quote!(#p.with_default(#sdk::PulumiType::encode(&<#fty as ::core::default::Default>::default())))
             }
@@ -130,6 +130,13 @@ fn object(input: &DeriveInput, ty: &TypeAttrs, fields: &FieldsNamed) -> Result<T
     });
     Ok(quote! {
         #bounded
+        #[automatically_derived]
+        impl #sdk::Defaulted for #ident {
+            type Given = Self;
+            fn given(v: Self) -> #sdk::Value {
+                #sdk::PulumiType::encode(&v)
+            }
+        }
         #[automatically_derived]
         impl #sdk::PulumiType for #ident {
             const UNKNOWN: #sdk::UnknownKind = #sdk::UnknownKind::Object;
@@ -260,6 +267,13 @@ fn enumeration(input: &DeriveInput, ty: &TypeAttrs, data: &syn::DataEnum) -> Res
             }
             fn encode(&self) -> #sdk::Value {
                 #sdk::Value::from(match self { #(#encode)* })
+            }
+        }
+        #[automatically_derived]
+        impl #sdk::Defaulted for #ident {
+            type Given = Self;
+            fn given(v: Self) -> #sdk::Value {
+                #sdk::PulumiType::encode(&v)
             }
         }
         #[automatically_derived]

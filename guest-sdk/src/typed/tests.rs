@@ -146,6 +146,36 @@ fn schema_of_a_resource_with_named_types() {
     );
 }
 
+/// Defaults are expressions of the field's type (see `Defaulted`).
+#[derive(PulumiType, Debug, PartialEq)]
+pub struct Defaults {
+    #[pulumi(default = 2.5)]
+    pub ratio: f64,
+    #[pulumi(default = "x")]
+    pub label: Option<String>,
+    #[pulumi(default = Size::XLarge)]
+    pub size: Option<Size>,
+    #[pulumi(default = vec![1, 2])]
+    pub counts: Vec<u32>,
+}
+
+#[test]
+fn typed_defaults_reach_the_schema_and_check() {
+    let mut types = Types::new("test");
+    let inputs = Defaults::properties();
+    let spec = schema::resource("", inputs, inputs, &mut types);
+    let input = &spec["inputProperties"];
+    assert_eq!(input["ratio"]["default"], json!(2.5));
+    assert_eq!(input["label"]["default"], json!("x"));
+    assert_eq!(input["size"]["default"], json!("x-large"));
+    assert!(input["counts"].get("default").is_none(), "Pulumi's schema has no list defaults: {spec}");
+    let mut m = PropertyMap::new();
+    normalize::<Defaults>(&mut m);
+    let decoded = decode::<Defaults>(&m).value.expect("every field has a default");
+    let expected = Defaults { ratio: 2.5, label: Some("x".into()), size: Some(Size::XLarge), counts: vec![1, 2] };
+    assert_eq!(decoded, expected);
+}
+
 #[test]
 fn every_failure_is_reported_with_its_path() {
     let mut m = props! {

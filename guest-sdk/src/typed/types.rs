@@ -34,6 +34,81 @@ macro_rules! bounded {
 bounded!(i8, i16, i32, i64, isize, u8, u16, u32, u64, usize, f32, f64);
 impl<T: Bounded> Bounded for Option<T> {}
 
+/// What `#[pulumi(default = ...)]` takes for a field of this type: an
+/// expression of type [`Given`](Defaulted::Given), so a default of the
+/// wrong kind does not compile, as it would otherwise reach the schema
+/// and fail every Check that leaves the field out. `Given` is the type
+/// itself, except `&'static str` for `String` and the inner type's for
+/// `Option` and `Box`; a float field takes a float literal (`2.0`).
+///
+/// ```compile_fail,E0308
+/// use pulumi_wasm_sdk::typed::*;
+///
+/// #[derive(PulumiType)]
+/// pub struct Args {
+///     #[pulumi(default = "2")]
+///     pub size: u32,
+/// }
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`#[pulumi(default = ...)]` is not available on a field of type `{Self}`",
+    note = "`#[pulumi(default)]` alone takes `Default::default()`; or implement `Defaulted`"
+)]
+pub trait Defaulted {
+    /// The type of a `default = ...` expression.
+    type Given;
+    /// The default as a property value.
+    fn given(v: Self::Given) -> Value;
+}
+
+/// `Defaulted` for types whose default is given as themselves.
+macro_rules! defaulted_as_self {
+    ($($t:ty),*) => {$(
+        impl Defaulted for $t {
+            type Given = Self;
+            fn given(v: Self) -> Value {
+                PulumiType::encode(&v)
+            }
+        }
+    )*};
+}
+defaulted_as_self!(bool, i8, i16, i32, i64, isize, u8, u16, u32, u64, usize, f32, f64, Value, Asset, Archive);
+
+impl Defaulted for String {
+    type Given = &'static str;
+    fn given(v: &'static str) -> Value {
+        Value::String(v.to_owned())
+    }
+}
+
+impl<T: Defaulted> Defaulted for Option<T> {
+    type Given = T::Given;
+    fn given(v: T::Given) -> Value {
+        T::given(v)
+    }
+}
+
+impl<T: Defaulted> Defaulted for Box<T> {
+    type Given = T::Given;
+    fn given(v: T::Given) -> Value {
+        T::given(v)
+    }
+}
+
+impl<T: PulumiType> Defaulted for Vec<T> {
+    type Given = Self;
+    fn given(v: Self) -> Value {
+        v.encode()
+    }
+}
+
+impl<T: PulumiType> Defaulted for BTreeMap<String, T> {
+    type Given = Self;
+    fn given(v: Self) -> Value {
+        v.encode()
+    }
+}
+
 /// A Rust type that can be a Pulumi property. Derive it for structs (objects)
 /// and unit-only enums (string enums) with `#[derive(PulumiType)]`.
 pub trait PulumiType: Sized {
