@@ -94,7 +94,8 @@ pub use pulumi_wasm_sdk_derive::PulumiType;
 pub use resource::{Context, Function, Partial, Resource, autoname, check_inputs, diff_inputs, init_failed};
 pub use schema::{Json, Types};
 pub use types::{
-    Bounded, Defaulted, Object, Property, PulumiType, normalize, normalize_object, object_replace_paths, put, replace_paths_of,
+    Bounded, Defaulted, Object, Property, PulumiType, normalize, normalize_object, object_replace_paths, put,
+    replace_paths_of,
 };
 
 // What typed providers use most, so `use pulumi_wasm_sdk::typed::*` is enough.
