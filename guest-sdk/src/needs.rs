@@ -6,11 +6,31 @@
 pub const SECTION: &str = "pulumi-wasm-needs";
 
 /// Declares the sandbox grants this provider needs, as a custom section of
-/// the component (`packages`: other packages a component provider asks the
-/// engine for from `construct` and `call`):
+/// the component. The keys are `http` (URLs or hosts), `env` (variables),
+/// `dirs` (guest paths) and `packages` (other packages a component
+/// provider asks the engine for from `construct` and `call`); each takes a
+/// list of strings:
 ///
-/// ```ignore
-/// pulumi_wasm_sdk::declare_needs!(r#"{"http": ["https://api.example.com"], "env": ["API_TOKEN"], "dirs": ["/data"], "packages": ["random"]}"#);
+/// ```
+/// pulumi_wasm_sdk::declare_needs! {
+///     http: ["https://api.example.com"],
+///     env: ["API_TOKEN"],
+///     dirs: ["/data"],
+///     packages: ["random"],
+/// }
+/// ```
+///
+/// A misspelled key does not compile, nor does a key given twice:
+///
+/// ```compile_fail
+/// pulumi_wasm_sdk::declare_needs! { htpp: ["https://api.example.com"] }
+/// ```
+///
+/// The older form, the JSON text itself, is still taken as it is; its keys
+/// are checked only by the host, which warns about those it does not read:
+///
+/// ```
+/// pulumi_wasm_sdk::declare_needs!(r#"{"env": ["API_TOKEN"]}"#);
 /// ```
 #[macro_export]
 macro_rules! declare_needs {
@@ -19,15 +39,168 @@ macro_rules! declare_needs {
         #[doc(hidden)]
         #[unsafe(link_section = "pulumi-wasm-needs")]
         #[used]
-        static __PULUMI_WASM_NEEDS: [u8; $json.len()] = {
-            let bytes = $json.as_bytes();
-            let mut out = [0u8; $json.len()];
-            let mut i = 0;
-            while i < bytes.len() {
-                out[i] = bytes[i];
-                i += 1;
-            }
-            out
-        };
+        static __PULUMI_WASM_NEEDS: [u8; $json.len()] = $crate::needs::__bytes::<{ $json.len() }>($json);
     };
+    ($($key:ident : [$($value:expr),* $(,)?]),+ $(,)?) => {
+        #[doc(hidden)]
+        const __PULUMI_WASM_NEEDS_LIST: &[(&str, &[&str])] = &[$({
+            // A key the host reads names a variant; any other does not compile.
+            let _ = $crate::needs::Key::$key;
+            (stringify!($key), &[$($value),*])
+        }),+];
+        // Built on every target, so a key given twice fails every build.
+        const _: usize = $crate::needs::__json_len(__PULUMI_WASM_NEEDS_LIST);
+        #[cfg(target_arch = "wasm32")]
+        #[doc(hidden)]
+        #[unsafe(link_section = "pulumi-wasm-needs")]
+        #[used]
+        static __PULUMI_WASM_NEEDS: [u8; $crate::needs::__json_len(__PULUMI_WASM_NEEDS_LIST)] =
+            $crate::needs::__json(__PULUMI_WASM_NEEDS_LIST);
+    };
+}
+
+/// The keys of a declaration, named as written in [`declare_needs!`].
+#[allow(non_camel_case_types)]
+#[doc(hidden)]
+pub enum Key {
+    http,
+    env,
+    dirs,
+    packages,
+}
+
+// The section is built while compiling (a `static`'s bytes), which no JSON
+// crate does in a `const fn`; hence this small writer.
+
+/// `text` as a fixed array (the JSON-text form).
+#[doc(hidden)]
+pub const fn __bytes<const N: usize>(text: &str) -> [u8; N] {
+    let (bytes, mut out, mut i) = (text.as_bytes(), [0u8; N], 0);
+    while i < N {
+        out[i] = bytes[i];
+        i += 1;
+    }
+    out
+}
+
+/// The length of [`__json`]'s text for `list`; a key given twice fails the build.
+#[doc(hidden)]
+pub const fn __json_len(list: &[(&str, &[&str])]) -> usize {
+    write(list, &mut [])
+}
+
+/// `list` as a JSON object of string lists.
+#[doc(hidden)]
+pub const fn __json<const N: usize>(list: &[(&str, &[&str])]) -> [u8; N] {
+    let mut out = [0u8; N];
+    write(list, &mut out);
+    out
+}
+
+/// Writes `list` as JSON into `out` (nothing when it is empty, to measure);
+/// returns the length.
+const fn write(list: &[(&str, &[&str])], out: &mut [u8]) -> usize {
+    let mut at = put(out, 0, b'{');
+    let mut k = 0;
+    while k < list.len() {
+        let (key, values) = list[k];
+        let mut earlier = 0;
+        while earlier < k {
+            assert!(!same(list[earlier].0, key), "declare_needs!: a key is given twice");
+            earlier += 1;
+        }
+        if k > 0 {
+            at = put(out, at, b',');
+        }
+        at = string(out, at, key);
+        at = put(out, at, b':');
+        at = put(out, at, b'[');
+        let mut v = 0;
+        while v < values.len() {
+            if v > 0 {
+                at = put(out, at, b',');
+            }
+            at = string(out, at, values[v]);
+            v += 1;
+        }
+        at = put(out, at, b']');
+        k += 1;
+    }
+    put(out, at, b'}')
+}
+
+const fn same(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+const fn put(out: &mut [u8], at: usize, byte: u8) -> usize {
+    if !out.is_empty() {
+        out[at] = byte;
+    }
+    at + 1
+}
+
+/// A JSON string: quotes, backslashes and control characters escaped.
+const fn string(out: &mut [u8], mut at: usize, text: &str) -> usize {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let bytes = text.as_bytes();
+    at = put(out, at, b'"');
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b == b'"' || b == b'\\' {
+            at = put(out, at, b'\\');
+            at = put(out, at, b);
+        } else if b < 0x20 {
+            let escape = [b'\\', b'u', b'0', b'0', HEX[(b >> 4) as usize], HEX[(b & 15) as usize]];
+            let mut e = 0;
+            while e < escape.len() {
+                at = put(out, at, escape[e]);
+                e += 1;
+            }
+        } else {
+            at = put(out, at, b);
+        }
+        i += 1;
+    }
+    put(out, at, b'"')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_declaration_is_written_as_json_the_host_reads() {
+        const LIST: &[(&str, &[&str])] =
+            &[("http", &["https://a.example", "q\"\\\n"]), ("env", &[]), ("dirs", &["/d"])];
+        const N: usize = __json_len(LIST);
+        let text = __json::<N>(LIST);
+        let parsed: serde_json::Value = serde_json::from_slice(&text).unwrap();
+        let expected = serde_json::json!({"http": ["https://a.example", "q\"\\\n"], "env": [], "dirs": ["/d"]});
+        assert_eq!(parsed, expected);
+        // What the macro builds, on every target (the section itself only on wasm32).
+        crate::declare_needs! { http: ["https://api.example.com"], packages: ["random"] }
+        let json: serde_json::Value =
+            serde_json::from_slice(&__json::<{ __json_len(__PULUMI_WASM_NEEDS_LIST) }>(__PULUMI_WASM_NEEDS_LIST))
+                .unwrap();
+        assert_eq!(json, serde_json::json!({"http": ["https://api.example.com"], "packages": ["random"]}));
+    }
+
+    #[test]
+    #[should_panic(expected = "a key is given twice")]
+    fn a_key_given_twice_is_refused() {
+        __json_len(&[("env", &["A"]), ("env", &["B"])]);
+    }
 }

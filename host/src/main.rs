@@ -396,6 +396,9 @@ async fn grants(source: Source, rt: &RuntimeArgs, beside: Option<&Path>) -> anyh
         list(&loaded.needs.dirs),
         list(&loaded.needs.packages)
     );
+    if !loaded.needs.unknown.is_empty() {
+        println!("  keys this host does not read: {}", list(&loaded.needs.unknown));
+    }
     let dirs: Vec<String> = g
         .dirs
         .iter()

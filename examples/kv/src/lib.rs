@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use api::{Api, Put};
 
-pulumi_wasm_sdk::declare_needs!(r#"{"http": ["http://127.0.0.1"], "env": ["KV_TOKEN"]}"#);
+pulumi_wasm_sdk::declare_needs! { http: ["http://127.0.0.1"], env: ["KV_TOKEN"] }
 
 pub const ITEM: &str = "kv:index:Item";
 const MAX_KEY: usize = 256;

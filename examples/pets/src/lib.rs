@@ -16,7 +16,7 @@ pub const ADOPT: &str = "pets:index:Kennel/adopt";
 pub const PET: &str = "random:index:RandomPet";
 
 // The pets are `random`'s resources: the user must grant that package.
-pulumi_wasm_sdk::declare_needs!(r#"{"packages": ["random"]}"#);
+pulumi_wasm_sdk::declare_needs! { packages: ["random"] }
 
 /// Most pets one kennel may hold.
 const MAX_SIZE: f64 = 32.0;

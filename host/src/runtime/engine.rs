@@ -212,6 +212,10 @@ impl Runtime {
             tracing::warn!("ignoring the component's needs declaration: {e}");
             Needs::default()
         });
+        if !needs.unknown.is_empty() {
+            let keys = needs.unknown.join(", ");
+            tracing::warn!("the component's needs declaration names keys this host does not read: {keys}");
+        }
         let (pre, cache_hit, digest) = prepared.await.map_err(|e| RuntimeError::Engine(e.to_string()))??;
         let contract = pre.contract();
         let pool = Arc::new(Pool::new(self.clone(), pre, logs));

@@ -21,7 +21,12 @@ pub struct Needs {
     pub dirs: Vec<String>,
     /// Packages it asks the engine for from `construct` and `call`.
     pub packages: Vec<String>,
+    /// Keys this host does not read: misspelled, or from a newer SDK.
+    pub unknown: Vec<String>,
 }
+
+/// The keys [`Needs`] reads.
+const KEYS: [&str; 4] = ["http", "env", "dirs", "packages"];
 
 impl Needs {
     /// Reads the declaration from a component (searching nested modules).
@@ -34,12 +39,15 @@ impl Needs {
                 if s.data().len() > MAX_SECTION {
                     return Err("the needs declaration is too large".into());
                 }
-                let needs: Needs =
-                    serde_json::from_slice(s.data()).map_err(|e| format!("bad needs declaration: {e}"))?;
+                let bad = |e: serde_json::Error| format!("bad needs declaration: {e}");
+                let object: serde_json::Map<String, serde_json::Value> =
+                    serde_json::from_slice(s.data()).map_err(bad)?;
+                let unknown = object.keys().filter(|k| !KEYS.contains(&k.as_str())).cloned().collect();
+                let needs = Needs { unknown, ..Needs::deserialize(serde_json::Value::Object(object)).map_err(bad)? };
                 // Printed by `grants` and in errors and the host's log: no one
                 // needs a control character, or the Pulumi CLI's colour markup.
-                if [&needs.http, &needs.env, &needs.dirs, &needs.packages].into_iter().flatten().any(|n| unfit_name(n))
-                {
+                let all = [&needs.http, &needs.env, &needs.dirs, &needs.packages, &needs.unknown];
+                if all.into_iter().flatten().any(|n| unfit_name(n)) {
                     return Err("the needs declaration holds control or invisible characters or colour markup".into());
                 }
                 return Ok(needs);
@@ -70,7 +78,8 @@ impl Needs {
         out.extend(
             self.dirs.iter().filter(|d| !grants.dirs.iter().any(|g| &g.guest == *d)).map(|d| format!("dir \"{d}\"")),
         );
-        let granted = |p: &String| grants.packages.iter().any(|g| g == p || g == "*");
+        // As the monitor's guard has it: `*` leaves out the engine's own package.
+        let granted = |p: &String| grants.packages.iter().any(|g| g == p || (g == "*" && p != "pulumi"));
         out.extend(self.packages.iter().filter(|p| !granted(p)).map(|p| format!("package \"{p}\"")));
         out
     }
@@ -95,6 +104,17 @@ mod tests {
         let grants = |p: &[&str]| Grants { packages: p.iter().map(|s| s.to_string()).collect(), ..Grants::default() };
         assert_eq!(needs.missing(&grants(&["random"])), ["package \"aws\""]);
         assert!(needs.missing(&grants(&["*"])).is_empty());
+        let engine_s = Needs::read(&module(r#"{"packages": ["pulumi"]}"#)).unwrap();
+        assert_eq!(engine_s.missing(&grants(&["*"])), ["package \"pulumi\""], "granted only by name");
+    }
+
+    #[test]
+    fn keys_the_host_does_not_read_are_named() {
+        let needs = Needs::read(&module(r#"{"htpp": ["https://x"], "env": ["A"]}"#)).unwrap();
+        assert_eq!((needs.unknown, needs.env), (vec!["htpp".to_owned()], vec!["A".to_owned()]));
+        assert!(Needs::read(&module(r#"{"env": "A"}"#)).unwrap_err().contains("bad needs declaration"));
+        let err = Needs::read(&module(r#"{"\u001b[2J": []}"#)).unwrap_err();
+        assert!(err.contains("control or invisible characters"), "{err}");
     }
 
     #[test]
