@@ -177,6 +177,13 @@ fn object(input: &DeriveInput, ty: &TypeAttrs, fields: &FieldsNamed) -> Result<T
                     out
                 })
             }
+            fn resource_replace_paths() -> ::std::borrow::Cow<'static, [::std::string::String]> {
+                static PATHS: ::std::sync::OnceLock<::std::vec::Vec<::std::string::String>> =
+                    ::std::sync::OnceLock::new();
+                ::std::borrow::Cow::Borrowed(
+                    PATHS.get_or_init(|| #sdk::replace_paths_from_top(<Self as #sdk::Object>::properties())),
+                )
+            }
             fn decode_fields(m: &#sdk::PropertyMap, cx: &mut #sdk::Decoder) -> ::core::option::Option<Self> {
                 <Self as #sdk::Object>::decode_from(m, cx)
             }

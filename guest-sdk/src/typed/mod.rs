@@ -95,7 +95,7 @@ pub use resource::{Context, Function, Partial, Resource, autoname, check_inputs,
 pub use schema::{Json, Types};
 pub use types::{
     Bounded, Defaulted, Object, Property, PulumiType, normalize, normalize_object, object_replace_paths, put,
-    replace_paths_of,
+    replace_paths_from_top, replace_paths_of,
 };
 
 // What typed providers use most, so `use pulumi_wasm_sdk::typed::*` is enough.

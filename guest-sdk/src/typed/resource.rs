@@ -292,6 +292,6 @@ pub fn diff_inputs<R: Resource + ?Sized>(req: &DiffRequest) -> DiffResponse {
         }
     }
     normalize::<R::Inputs>(&mut olds);
-    let replace = super::replace_paths_of(props);
+    let replace = R::Inputs::resource_replace_paths();
     Differ::new().replace_on_changes(&replace).ignore(&req.ignore_changes).diff(&olds, &req.news)
 }

@@ -492,6 +492,8 @@ fn nested_replace_on_changes_fields_replace_the_resource() {
     let paths = NetworkArgs::replace_paths();
     assert_eq!(paths[..4], ["subnets[*].cidr", "labels.*.cidr", "tree.root", "tree.children[*].root"]);
     assert_eq!(paths.last().unwrap(), "tree.children[*].children[*].children[*].root", "4 levels: {paths:?}");
+    // What the default Diff keeps, built once: the same paths.
+    assert_eq!(*NetworkArgs::resource_replace_paths(), super::replace_paths_of(NetworkArgs::properties()));
     let req = |olds: PropertyMap, news: PropertyMap| DiffRequest {
         id: "n".into(),
         urn: String::new(),

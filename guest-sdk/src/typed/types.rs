@@ -171,6 +171,14 @@ pub trait Object: PulumiType {
     fn decode_from<S: Source + ?Sized>(m: &S, cx: &mut Decoder) -> Option<Self> {
         m.with_map(|m| Self::decode_fields(m, cx))
     }
+    /// The paths whose change replaces a resource with these fields
+    /// ([`replace_paths_of`] its properties, walked from this type): what
+    /// the default Diff replaces on. The derive builds them once. Not part
+    /// of the SDK's API.
+    #[doc(hidden)]
+    fn resource_replace_paths() -> std::borrow::Cow<'static, [String]> {
+        std::borrow::Cow::Owned(replace_paths_from_top(Self::properties()))
+    }
     /// Appends the fields as pairs; the derive emits each run of fields
     /// between flattened ones in name order.
     fn encode_into(&self, out: &mut Fields);
@@ -299,12 +307,25 @@ fn under(prefix: &str, q: &str) -> String {
 /// is walked for [`PulumiType::replace_paths`]: its paths would go on forever.
 const RECURSION_LEVELS: usize = 4;
 
+thread_local! {
+    /// The object types [`object_replace_paths`] is walking, outermost first.
+    static WALKING: std::cell::RefCell<Vec<&'static str>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// [`replace_paths_of`] as from the top, whatever walk is under way: what
+/// [`Object::resource_replace_paths`] keeps is the same wherever it is
+/// first asked for (derive helper).
+#[doc(hidden)]
+pub fn replace_paths_from_top(props: &[Property]) -> Vec<String> {
+    let outer = WALKING.with(|w| std::mem::take(&mut *w.borrow_mut()));
+    let paths = replace_paths_of(props);
+    WALKING.with(|w| *w.borrow_mut() = outer);
+    paths
+}
+
 /// [`PulumiType::replace_paths`] of an object type (derive helper).
 #[doc(hidden)]
 pub fn object_replace_paths<T: Object>() -> Vec<String> {
-    thread_local! {
-        static WALKING: std::cell::RefCell<Vec<&'static str>> = const { std::cell::RefCell::new(Vec::new()) };
-    }
     let name = std::any::type_name::<T>();
     if WALKING.with(|w| w.borrow().iter().filter(|n| **n == name).count()) >= RECURSION_LEVELS {
         return Vec::new();
