@@ -86,8 +86,8 @@ pub async fn fetch_pinned(pinned: &Pinned, store: &Store) -> Result<Fetched, Gen
         // The store checks a blob against its digest as it reads it.
         blocking(move || {
             let cached = store.read_blob(&hex).map(|wasm| (wasm, hex.clone()));
-            if cached.is_ok() {
-                note_rebuilt(&source, &hex);
+            if let Ok((wasm, _)) = &cached {
+                note_rebuilt(&source, wasm, &hex);
             }
             Ok(cached)
         })
@@ -122,10 +122,13 @@ pub async fn fetch_pinned(pinned: &Pinned, store: &Store) -> Result<Fetched, Gen
 /// Warns when the file a package was added from has changed since: the
 /// value pins the bytes it had then (what makes a run reproducible), so a
 /// rebuilt component is not what runs until it is added again.
-fn note_rebuilt(source: &str, pinned_hex: &str) {
+/// `pinned` (the store checked it against its digest) is compared with the
+/// file's bytes rather than hashing them again: a start reads the file
+/// either way, and comparing costs a fraction of SHA-256.
+fn note_rebuilt(source: &str, pinned: &[u8], pinned_hex: &str) {
     let Kind::Path(path) = kind(source) else { return };
     let Ok(now) = read_component(&path) else { return };
-    if store::digest(&now) != pinned_hex {
+    if now != pinned {
         tracing::warn!(
             "{} has changed since `pulumi package add` pinned sha256:{pinned_hex}; the pinned build runs. \
              To use the new one: pulumi package add wasm {}",
