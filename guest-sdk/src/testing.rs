@@ -40,6 +40,10 @@
 
 use std::fmt;
 
+/// Answers a provider's outbound HTTP in native tests (feature `http`).
+#[cfg(all(feature = "http", not(target_arch = "wasm32")))]
+pub use crate::http::imp::{HttpMock, Reply, Sent};
+
 use crate::provider::*;
 use crate::value::{PropertyMap, Value};
 

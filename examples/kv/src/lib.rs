@@ -180,6 +180,9 @@ impl Package for Kv {
 pulumi_wasm_sdk::export_provider!(Typed<Kv>);
 
 #[cfg(test)]
+mod tests_api;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use pulumi_wasm_sdk::{ConfigureRequest, CreateRequest, Provider, props};

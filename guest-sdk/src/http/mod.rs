@@ -25,6 +25,9 @@
 //!
 //! Every request has timeouts (connect, first byte, between bytes, and an
 //! overall one) and a cap on the response body it reads into memory.
+//!
+//! In a native build (`cargo test`) there is no host: requests go to the
+//! test's [`HttpMock`](crate::testing::HttpMock).
 
 use std::fmt;
 use std::time::Duration;
@@ -108,6 +111,8 @@ pub struct Request {
     timeout: Duration,
     max_response_bytes: usize,
     max_redirects: u32,
+    /// Lower-case names of headers sent only to the first origin.
+    secret: Vec<String>,
 }
 
 impl Request {
@@ -123,6 +128,7 @@ impl Request {
             between_bytes_timeout: DEFAULT_BETWEEN_BYTES_TIMEOUT,
             timeout: DEFAULT_TIMEOUT,
             max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
+            secret: Vec::new(),
             max_redirects: 0,
         }
     }
@@ -155,6 +161,16 @@ impl Request {
     pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.headers.push((name.into(), value.into()));
         self
+    }
+
+    /// A header carrying a credential (an API key, a session): like
+    /// [`Request::header`], but not sent on when a followed redirect leaves
+    /// the origin, as `authorization`, `proxy-authorization` and `cookie`
+    /// never are.
+    pub fn secret_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        let name = name.into();
+        self.secret.push(name.to_ascii_lowercase());
+        self.header(name, value)
     }
 
     /// `Authorization: Bearer <token>`.
@@ -215,7 +231,8 @@ impl Request {
     /// Follows up to `max` redirects, each sent as a new request that the
     /// host checks against the grants. A 303 (and a 301/302 answering
     /// anything but GET/HEAD) becomes a GET without a body; credentials
-    /// (`authorization`, `cookie`) are dropped when a redirect leaves the
+    /// (`authorization`, `proxy-authorization`, `cookie` and
+    /// [`Request::secret_header`]s) are dropped when a redirect leaves the
     /// original scheme, host and port. Default 0: 3xx responses are returned.
     pub fn follow_redirects(mut self, max: u32) -> Self {
         self.max_redirects = max;
@@ -322,6 +339,56 @@ impl Response {
     }
 }
 
+/// Headers never sent on to another origin.
+const CREDENTIALS: [&str; 3] = ["authorization", "proxy-authorization", "cookie"];
+
+/// The request as it goes out on each hop of the redirects it follows.
+struct Hop {
+    method: Method,
+    target: Target,
+    headers: Vec<(String, String)>,
+    body: Option<Vec<u8>>,
+    hops: u32,
+}
+
+impl Hop {
+    fn first(req: &Request, first: &Target) -> Hop {
+        let (headers, body) = (req.headers.clone(), req.body.clone());
+        Hop { method: req.method, target: first.clone(), headers, body, hops: 0 }
+    }
+
+    /// Whether `resp` is a redirect to follow; if so, becomes the next hop.
+    fn follow(&mut self, req: &Request, resp: &Response) -> Result<bool> {
+        let Some(next) = resp.location().filter(|_| matches!(resp.status, 301 | 302 | 303 | 307 | 308)) else {
+            return Ok(false);
+        };
+        if req.max_redirects == 0 {
+            return Ok(false);
+        }
+        if self.hops >= req.max_redirects {
+            return Err(Error::Failed(format!(
+                "{} {}: more than {} redirects (last to {next})",
+                req.method, req.url, req.max_redirects
+            )));
+        }
+        self.hops += 1;
+        let next = Target::parse(&next)?;
+        let becomes_get = resp.status == 303 || (matches!(resp.status, 301 | 302) && self.method != Method::Head);
+        if becomes_get && self.method != Method::Get && self.method != Method::Head {
+            self.method = Method::Get;
+            self.body = None;
+            self.headers.retain(|(n, _)| !n.eq_ignore_ascii_case("content-type"));
+        }
+        if next.origin() != self.target.origin() {
+            let named = |n: &str, c: &str| n.eq_ignore_ascii_case(c);
+            self.headers
+                .retain(|(n, _)| !CREDENTIALS.iter().any(|c| named(n, c)) && !req.secret.iter().any(|c| named(n, c)));
+        }
+        self.target = next;
+        Ok(true)
+    }
+}
+
 /// A parsed absolute http(s) URL.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Target {
@@ -360,7 +427,6 @@ impl Target {
     }
 
     /// `scheme://host:port`, with the scheme's default port made explicit.
-    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
     fn origin(&self) -> String {
         let has_port = match self.authority.rfind(':') {
             Some(i) => !self.authority[i..].contains(']'),
@@ -395,183 +461,14 @@ impl Target {
 }
 
 #[cfg(target_arch = "wasm32")]
-mod imp {
-    use wstd::future::FutureExt as _;
-    use wstd::http::body::util::BodyExt as _;
-    use wstd::http::error::ErrorCode;
+#[path = "wasi.rs"]
+mod imp;
 
-    use super::*;
-
-    pub(super) fn send(req: Request, first: Target) -> Result<Response> {
-        let overall = req.timeout;
-        let (method, url) = (req.method, req.url.clone());
-        wstd::runtime::block_on(async move { run(req, first).timeout(wstd::time::Duration::from(overall)).await })
-            .unwrap_or_else(|_| {
-                Err(Error::Unavailable(format!("{method} {url}: no complete response within {overall:?}")))
-            })
-    }
-
-    async fn run(req: Request, first: Target) -> Result<Response> {
-        let mut target = first.clone();
-        let mut method = req.method;
-        let mut headers = req.headers.clone();
-        let mut body = req.body.clone();
-        let mut hops = 0;
-        loop {
-            let resp = once(&req, method, &target, &headers, body.as_deref(), &first).await?;
-            let Some(next) = resp.location().filter(|_| matches!(resp.status, 301 | 302 | 303 | 307 | 308)) else {
-                return Ok(resp);
-            };
-            if req.max_redirects == 0 {
-                return Ok(resp);
-            }
-            if hops >= req.max_redirects {
-                return Err(Error::Failed(format!(
-                    "{} {}: more than {} redirects (last to {next})",
-                    req.method, req.url, req.max_redirects
-                )));
-            }
-            hops += 1;
-            let next = Target::parse(&next)?;
-            let becomes_get = resp.status == 303 || (matches!(resp.status, 301 | 302) && method != Method::Head);
-            if becomes_get && method != Method::Get && method != Method::Head {
-                method = Method::Get;
-                body = None;
-                headers.retain(|(n, _)| !n.eq_ignore_ascii_case("content-type"));
-            }
-            if next.origin() != target.origin() {
-                headers.retain(|(n, _)| !n.eq_ignore_ascii_case("authorization") && !n.eq_ignore_ascii_case("cookie"));
-            }
-            target = next;
-        }
-    }
-
-    /// One request/response exchange.
-    async fn once(
-        req: &Request,
-        method: Method,
-        target: &Target,
-        headers: &[(String, String)],
-        body: Option<&[u8]>,
-        first: &Target,
-    ) -> Result<Response> {
-        let what = || {
-            if target == first {
-                format!("{method} {}", target.url)
-            } else {
-                format!("{method} {} (redirected from {})", target.url, first.url)
-            }
-        };
-        let mut builder = wstd::http::Request::builder().method(method.as_str()).uri(target.url.as_str());
-        for (name, value) in headers {
-            builder = builder.header(name.as_str(), value.as_str());
-        }
-        let request = builder
-            .body(wstd::http::Body::from(body.map(<[u8]>::to_vec).unwrap_or_default()))
-            .map_err(|e| Error::InvalidArgument(format!("{}: {e}", what())))?;
-        let mut client = wstd::http::Client::new();
-        client.set_connect_timeout(req.connect_timeout);
-        client.set_first_byte_timeout(req.first_byte_timeout);
-        client.set_between_bytes_timeout(req.between_bytes_timeout);
-        let response = client.send(request).await.map_err(|e| failure(e, &what(), target))?;
-
-        let status = response.status().as_u16();
-        let headers: Vec<(String, String)> = response
-            .headers()
-            .iter()
-            .map(|(n, v)| (n.as_str().to_owned(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
-            .collect();
-        let too_big = || {
-            Error::Failed(format!(
-                "{}: the response body is larger than the {} bytes allowed",
-                what(),
-                req.max_response_bytes
-            ))
-        };
-        let body = response.into_body();
-        if body.content_length().is_some_and(|n| n > req.max_response_bytes as u64) {
-            return Err(too_big());
-        }
-        let mut data = Vec::new();
-        if method != Method::Head {
-            let mut stream = body.into_boxed_body();
-            while let Some(frame) = stream.frame().await {
-                let frame = frame.map_err(|e| failure(e, &what(), target))?;
-                if let Ok(chunk) = frame.into_data() {
-                    if data.len() + chunk.len() > req.max_response_bytes {
-                        return Err(too_big());
-                    }
-                    data.extend_from_slice(&chunk);
-                }
-            }
-        }
-        Ok(Response { status, headers, body: data, url: target.url.clone(), method })
-    }
-
-    /// Maps a wasi-http failure to a provider error naming what was attempted.
-    fn failure(e: wstd::http::Error, what: &str, target: &Target) -> Error {
-        let Some(code) = e.downcast_ref::<ErrorCode>() else {
-            return Error::Failed(format!("{what}: {e:#}"));
-        };
-        let origin = target.origin();
-        match code {
-            ErrorCode::HttpRequestDenied => Error::FailedPrecondition(format!(
-                "{what}: the host's sandbox denied outbound HTTP to {origin}; \
-                 the user must grant it (policy `http = [\"{origin}\"]` or `--allow-http {origin}`)"
-            )),
-            ErrorCode::DestinationIpProhibited => Error::FailedPrecondition(format!(
-                "{what}: the host's sandbox refused to connect to the address {} resolves to \
-                 (private or loopback targets need a grant naming them exactly)",
-                target.authority
-            )),
-            ErrorCode::HttpRequestUriInvalid | ErrorCode::HttpRequestMethodInvalid => {
-                Error::InvalidArgument(format!("{what}: {code:?}"))
-            }
-            ErrorCode::DnsTimeout
-            | ErrorCode::DnsError(_)
-            | ErrorCode::DestinationNotFound
-            | ErrorCode::DestinationUnavailable
-            | ErrorCode::DestinationIpUnroutable
-            | ErrorCode::ConnectionRefused
-            | ErrorCode::ConnectionTerminated
-            | ErrorCode::ConnectionTimeout
-            | ErrorCode::ConnectionReadTimeout
-            | ErrorCode::ConnectionWriteTimeout
-            | ErrorCode::ConnectionLimitReached
-            | ErrorCode::HttpResponseIncomplete
-            | ErrorCode::HttpResponseTimeout => Error::Unavailable(format!("{what}: {}", describe(code))),
-            other => Error::Failed(format!("{what}: {}", describe(other))),
-        }
-    }
-
-    fn describe(code: &ErrorCode) -> String {
-        match code {
-            ErrorCode::DnsTimeout => "DNS lookup timed out".into(),
-            ErrorCode::DnsError(p) => format!("DNS lookup failed ({})", p.rcode.as_deref().unwrap_or("error")),
-            ErrorCode::ConnectionRefused => "connection refused".into(),
-            ErrorCode::ConnectionTimeout => "timed out connecting".into(),
-            ErrorCode::ConnectionReadTimeout | ErrorCode::HttpResponseTimeout => {
-                "timed out waiting for the response".into()
-            }
-            ErrorCode::ConnectionTerminated => "the connection was closed".into(),
-            ErrorCode::InternalError(Some(m)) => format!("internal error: {m}"),
-            other => format!("{other:?}"),
-        }
-    }
-}
-
-/// Native builds (unit tests, debugging) have no wasi:http host.
+/// Native builds (unit tests, debugging) have no wasi:http host: requests
+/// go to the test's [`crate::testing::HttpMock`], if any.
 #[cfg(not(target_arch = "wasm32"))]
-mod imp {
-    use super::*;
-
-    pub(super) fn send(req: Request, _first: Target) -> Result<Response> {
-        Err(Error::Unavailable(format!(
-            "{} {}: outbound HTTP needs the pulumi-wasm host (wasi:http); this is a native build",
-            req.method, req.url
-        )))
-    }
-}
+#[path = "mock.rs"]
+pub(crate) mod imp;
 
 #[cfg(test)]
 mod tests {
@@ -622,7 +519,47 @@ mod tests {
         let req = Request::put("http://h/x").bearer_auth("t").json(&serde_json::json!({"v": 1}));
         assert_eq!(req.header_value("Content-Type"), Some("application/json"));
         assert_eq!(req.header_value("authorization"), Some("Bearer t"));
-        assert!(matches!(req.send(), Err(Error::Unavailable(_))));
+        assert!(matches!(req.send(), Err(Error::Unavailable(m)) if m.contains("HttpMock")));
         assert!(matches!(get("nope"), Err(Error::InvalidArgument(_))));
+    }
+
+    #[test]
+    fn followed_redirects_change_method_and_leave_credentials_at_the_origin() {
+        use crate::testing::{HttpMock, Reply};
+        let api = HttpMock::install();
+        api.on(Method::Post, "https://api.example.com/a", |_| Reply::redirect(303, "/b"))
+            .on(Method::Get, "https://api.example.com/b", |_| Reply::redirect(307, "https://cdn.example.net/c"))
+            .on(Method::Get, "https://cdn.example.net/c", |sent| Reply::status(200).body(sent.url.clone()));
+        let req = || {
+            Request::post("https://API.example.com/a")
+                .bearer_auth("t")
+                .header("proxy-authorization", "p")
+                .header("cookie", "c")
+                .secret_header("X-Api-Key", "k")
+                .header("accept", "text/plain")
+                .json(&serde_json::json!({"v": 1}))
+        };
+        // Not asked to follow: the 303 is the answer.
+        assert_eq!(req().send().unwrap().location().unwrap(), "https://API.example.com/b");
+        let resp = req().follow_redirects(5).send().unwrap();
+        assert_eq!(
+            (resp.status(), resp.url(), resp.text().unwrap()),
+            (200, "https://cdn.example.net/c", resp.url().to_owned())
+        );
+        let sent = api.sent();
+        let hops: Vec<_> = sent[1..].iter().map(|s| (s.method, s.path(), s.body.len())).collect();
+        assert_eq!(
+            hops,
+            [(Method::Post, "/a".into(), 7), (Method::Get, "/b".into(), 0), (Method::Get, "/c".into(), 0)]
+        );
+        let names = |i: usize| sent[i].headers.iter().map(|(n, _)| n.to_ascii_lowercase()).collect::<Vec<_>>();
+        assert_eq!(names(2), ["authorization", "proxy-authorization", "cookie", "x-api-key", "accept"], "same origin");
+        assert_eq!(names(3), ["accept"], "another origin gets no credentials");
+        let looping = req().follow_redirects(1).send().unwrap_err();
+        assert!(matches!(&looping, Error::Failed(m) if m.contains("more than 1 redirects")), "{looping:?}");
+        let big = Request::get("https://cdn.example.net/c").max_response_bytes(3).send().unwrap_err();
+        assert!(matches!(&big, Error::Failed(m) if m.contains("larger than the 3 bytes")), "{big:?}");
+        drop(api);
+        assert!(matches!(get("https://cdn.example.net/c"), Err(Error::Unavailable(_))), "uninstalled");
     }
 }
