@@ -421,9 +421,15 @@ async fn a_component_takes_over_no_other_package_s_resource() {
 
     // An answer naming the user's key as the component the program's SDK
     // parents to and resolves outputs against; then one naming its own.
-    let e = p.client.construct(probe(&monitor, "answer", json!({ "answerAs": key }))).await.unwrap_err();
-    assert_eq!(e.code(), Code::FailedPrecondition, "{e:?}");
-    assert!(e.message().contains("answers with the URN of a resource it registered in the same call"), "{e:?}");
+    for (what, inputs) in [
+        ("the user's key", json!({ "answerAs": key })),
+        ("its own custom child", json!({ "answerChild": "custom" })),
+        ("a component of its type and name under itself", json!({ "answerChild": "component" })),
+    ] {
+        let e = p.client.construct(probe(&monitor, "answer", inputs)).await.unwrap_err();
+        assert_eq!(e.code(), Code::FailedPrecondition, "{what}: {e:?}");
+        assert!(e.message().contains("it registered as a component in the same call"), "{what}: {e:?}");
+    }
     let answered = urn("probe:index:Component", "mine", STACK_URN);
     let r = p.client.construct(probe(&monitor, "mine", json!({ "answerAs": answered.clone() }))).await.unwrap();
     assert_eq!(r.into_inner().urn, answered);

@@ -79,7 +79,7 @@ macro_rules! exports {
                     let waited = lease.engine_wait();
                     let (guest, store) = lease.parts();
                     let outcome = self.bounded_waiting(limit, &waited, guest.$export(store, $(&$arg),*)).await;
-                    $( let _ = &$marg; let outcome = lease.vouch(outcome); )?
+                    $( let outcome = lease.vouch(outcome, &$marg); )?
                     settle(lease, outcome, [$($setup($sarg))?].into_iter().next())
                 }
             )*

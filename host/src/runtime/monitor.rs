@@ -29,11 +29,11 @@ pub trait ResourceMonitor: Send + Sync {
     fn invoke(&self, request: m::InvokeRequest) -> BoxFuture<'_, MonitorResult<m::InvokeResponse>>;
     fn read_resource(&self, request: m::ReadResourceRequest) -> BoxFuture<'_, MonitorResult<m::ReadResourceResponse>>;
 
-    /// Whether a `construct` may answer with `urn` as its component's. Only
-    /// a guarded monitor knows what the call registered; others vouch for
-    /// anything.
-    fn answer_urn(&self, urn: &str) -> MonitorResult<()> {
-        let _ = urn;
+    /// Whether a `construct` of `asked` may answer with `urn` as its
+    /// component's. Only a guarded monitor knows what the call registered;
+    /// others vouch for anything.
+    fn answer_urn(&self, urn: &str, asked: &Asked<'_>) -> MonitorResult<()> {
+        let _ = (urn, asked);
         Ok(())
     }
 }
@@ -265,9 +265,18 @@ struct Guarded {
     inner: Arc<dyn ResourceMonitor>,
     reach: Reach,
     /// The URNs registered through this monitor: the only ones whose
-    /// outputs it may set. The engine takes outputs for any resource whose
-    /// registration is pending, custom ones of other packages among them.
-    registered: std::sync::Mutex<std::collections::HashSet<String>>,
+    /// outputs it may set (the engine takes outputs for any resource whose
+    /// registration is pending, custom ones of other packages among them).
+    /// With each, the component it is, if it is a local one.
+    registered: std::sync::Mutex<std::collections::HashMap<String, Option<Asked<'static>>>>,
+}
+
+/// A component as a `construct` request asks for it, or as registered.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Asked<'a> {
+    pub type_: std::borrow::Cow<'a, str>,
+    pub name: std::borrow::Cow<'a, str>,
+    pub parent: std::borrow::Cow<'a, str>,
 }
 
 fn refused<T: Send + 'static>(e: types::Error) -> BoxFuture<'static, MonitorResult<T>> {
@@ -282,14 +291,19 @@ impl ResourceMonitor for Guarded {
         if let Err(e) = self.reach.register(&request) {
             return refused(e);
         }
+        let component = (!request.custom && !request.remote).then(|| Asked {
+            type_: request.type_.clone().into(),
+            name: request.name.clone().into(),
+            parent: request.options.parent.clone().into(),
+        });
         Box::pin(async move {
             let response = self.inner.register_resource(request).await?;
-            self.registered.lock().unwrap_or_else(|p| p.into_inner()).insert(response.urn.clone());
+            self.registered.lock().unwrap_or_else(|p| p.into_inner()).insert(response.urn.clone(), component);
             Ok(response)
         })
     }
     fn register_resource_outputs(&self, urn: String, outputs: types::Value) -> BoxFuture<'_, MonitorResult<()>> {
-        if !self.registered.lock().unwrap_or_else(|p| p.into_inner()).contains(&urn) {
+        if !self.registered.lock().unwrap_or_else(|p| p.into_inner()).contains_key(&urn) {
             let message = format!(
                 "registering outputs of {:?}: a component sets the outputs only of resources it registered in the same call",
                 shown(&urn)
@@ -313,15 +327,21 @@ impl ResourceMonitor for Guarded {
         }
     }
     /// The program's SDK takes the answer's URN as its component's: it
-    /// parents resources to it and resolves outputs against it. One the
-    /// call did not register would be another resource of the user's state.
-    fn answer_urn(&self, urn: &str) -> MonitorResult<()> {
-        if self.registered.lock().unwrap_or_else(|p| p.into_inner()).contains(urn) {
+    /// parents resources to it and resolves outputs against it. It must be
+    /// the component the program asked for (its type, name and parent),
+    /// registered as a local component in the same call; anything else
+    /// would be another resource of the user's state.
+    fn answer_urn(&self, urn: &str, asked: &Asked<'_>) -> MonitorResult<()> {
+        let registered = self.registered.lock().unwrap_or_else(|p| p.into_inner());
+        if registered.get(urn).is_some_and(|c| c.as_ref() == Some(asked)) {
             return Ok(());
         }
         Err(self.reach.refuse(format!(
-            "construct answered with {:?}: a component answers with the URN of a resource it registered in the same call",
-            shown(urn)
+            "construct answered with {:?}: a component answers with the URN of the {:?} named {:?} it registered \
+             as a component in the same call, under the parent it was given",
+            shown(urn),
+            shown(&asked.type_),
+            shown(&asked.name)
         )))
     }
 }
@@ -369,6 +389,8 @@ fn hook_names(h: &types::ResourceHooks) -> impl Iterator<Item = &String> {
 pub trait WithMonitor {
     fn deployment(&self) -> &rp::Deployment;
     fn hooks(&self) -> Vec<String>;
+    /// The component the call must answer with, if any.
+    fn asked(&self) -> Option<Asked<'_>>;
 }
 
 impl WithMonitor for rp::ConstructRequest {
@@ -378,6 +400,9 @@ impl WithMonitor for rp::ConstructRequest {
     fn hooks(&self) -> Vec<String> {
         self.resource_hooks.as_ref().map(|h| hook_names(h).cloned().collect()).unwrap_or_default()
     }
+    fn asked(&self) -> Option<Asked<'_>> {
+        Some(Asked { type_: (&*self.type_).into(), name: (&*self.name).into(), parent: (&*self.parent).into() })
+    }
 }
 
 impl WithMonitor for rp::CallRequest {
@@ -386,6 +411,9 @@ impl WithMonitor for rp::CallRequest {
     }
     fn hooks(&self) -> Vec<String> {
         vec![]
+    }
+    fn asked(&self) -> Option<Asked<'_>> {
+        None
     }
 }
 

@@ -384,12 +384,14 @@ impl<'a> Lease<'a> {
     pub(super) fn vouch<T: MonitorAnswer>(
         &self,
         outcome: wasmtime::Result<Result<T, types::Error>>,
+        request: &impl WithMonitor,
     ) -> wasmtime::Result<Result<T, types::Error>> {
         let inst = self.inst.as_ref().expect("lease holds an instance until finished");
         let (Ok(Ok(answer)), Some(monitor)) = (&outcome, &inst.store.data().monitor) else { return outcome };
-        match answer.component_urn().map(|urn| monitor.answer_urn(urn)) {
-            Some(Err(e)) => Ok(Err(e)),
-            _ => outcome,
+        let (Some(urn), Some(asked)) = (answer.component_urn(), request.asked()) else { return outcome };
+        match monitor.answer_urn(urn, &asked) {
+            Err(e) => Ok(Err(e)),
+            Ok(()) => outcome,
         }
     }
 

@@ -8,8 +8,9 @@
 //! provider reference or an alias instead, with `componentType` a local
 //! component of that type, with `outputsFor` outputs of that URN, and says
 //! how that went in `outcome`; with `answerAs` it answers with that URN as
-//! its component's. Parameterized (`args: [name]`, or a
-//! value), it becomes package `name`; `construct` uses its type's package
+//! its component's, with `answerChild` with the URN of a child it registers
+//! (`custom`, or `component`: of its own type and name, under itself).
+//! Parameterized (`args: [name]`, or a value), it becomes package `name`; `construct` uses its type's package
 //! for the child, the invoke and the read, and with `withProvider` also
 //! registers an explicit provider of it first.
 
@@ -102,10 +103,19 @@ impl Provider for Probe {
             let r = component::register_outputs(&urn, &PropertyMap::from([("x".to_owned(), Value::Number(1.0))]));
             return me.finish(PropertyMap::from([("outcome".to_owned(), outcome(r))]));
         }
-        // `answerAs`: its own component registered, another URN in the answer.
+        // `answerAs`: its own component registered, another URN in the answer;
+        // `answerChild`: a child's.
         if let Some(urn) = input("answerAs") {
             let mut answer = me.finish(PropertyMap::new())?;
             answer.urn = urn;
+            return Ok(answer);
+        } else if let Some(kind) = input("answerChild") {
+            let child = match kind.as_str() {
+                "custom" => me.custom(&thing, "answered", PropertyMap::new(), me.child())?,
+                _ => me.component(&req.resource_type, &req.name, PropertyMap::new(), me.child())?,
+            };
+            let mut answer = me.finish(PropertyMap::new())?;
+            answer.urn = child.urn;
             return Ok(answer);
         }
         let child = me.custom(&thing, &format!("{}-thing", req.name), inputs.clone(), options)?;
