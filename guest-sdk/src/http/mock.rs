@@ -7,8 +7,9 @@ use std::rc::Rc;
 use super::*;
 
 pub(super) fn send(req: Request, first: Target) -> Result<Response> {
-    let Some(mock) = MOCK.with(|m| m.borrow().clone()) else {
-        return Err(Error::Unavailable(format!(
+    // Not `Unavailable`: a provider that retries those would wait in a test.
+    let Some(mock) = MOCK.with(|m| m.borrow().last().cloned()) else {
+        return Err(Error::Failed(format!(
             "{} {}: outbound HTTP needs the pulumi-wasm host (wasi:http); this is a native build \
              (in a test, answer it with pulumi_wasm_sdk::testing::HttpMock)",
             req.method, req.url
@@ -16,7 +17,7 @@ pub(super) fn send(req: Request, first: Target) -> Result<Response> {
     };
     let mut hop = Hop::first(&req, &first);
     loop {
-        let resp = mock.borrow_mut().answer(&req, &hop)?;
+        let resp = answer(&mock, &req, &hop)?;
         if !hop.follow(&req, &resp)? {
             return Ok(resp);
         }
@@ -24,47 +25,51 @@ pub(super) fn send(req: Request, first: Target) -> Result<Response> {
 }
 
 thread_local! {
-    static MOCK: RefCell<Option<Rc<RefCell<Routes>>>> = const { RefCell::new(None) };
+    /// The installed mocks, the last one answering.
+    static MOCK: RefCell<Vec<Rc<Routes>>> = const { RefCell::new(Vec::new()) };
 }
 
-type Handler = Box<dyn FnMut(&Sent) -> Reply>;
+type Handler = Rc<RefCell<dyn FnMut(&Sent) -> Reply>>;
 
 #[derive(Default)]
 struct Routes {
-    routes: Vec<(Method, String, Handler)>,
-    fallback: Option<Handler>,
-    sent: Vec<Sent>,
+    routes: RefCell<Vec<(Method, String, Handler)>>,
+    fallback: RefCell<Option<Handler>>,
+    sent: RefCell<Vec<Sent>>,
 }
 
-impl Routes {
-    fn answer(&mut self, req: &Request, hop: &Hop) -> Result<Response> {
-        let sent = Sent {
-            method: hop.method,
-            url: hop.target.url.clone(),
-            headers: hop.headers.clone(),
-            body: hop.body.clone().unwrap_or_default(),
-        };
-        self.sent.push(sent.clone());
-        let key = route_key(&sent.url);
-        let route = self.routes.iter_mut().find(|(m, url, _)| *m == sent.method && *url == key);
-        let reply = match (route, &mut self.fallback) {
-            (Some((_, _, handler)), _) | (None, Some(handler)) => handler(&sent),
-            (None, None) => {
-                return Err(Error::Unavailable(format!(
-                    "{} {}: the test's HttpMock has no reply for it",
-                    sent.method, sent.url
-                )));
-            }
-        };
-        if reply.body.len() > req.max_response_bytes {
+/// One hop's exchange. No borrow is held while the handler runs: it may
+/// send requests itself, or reach the mock.
+fn answer(mock: &Routes, req: &Request, hop: &Hop) -> Result<Response> {
+    let sent = Sent {
+        method: hop.method,
+        url: hop.target.url.clone(),
+        headers: hop.headers.clone(),
+        body: hop.body.clone().unwrap_or_default(),
+    };
+    mock.sent.borrow_mut().push(sent.clone());
+    let key = route_key(&sent.url);
+    let route = mock.routes.borrow().iter().find(|(m, url, _)| *m == sent.method && *url == key).map(|r| r.2.clone());
+    let Some(handler) = route.or_else(|| mock.fallback.borrow().clone()) else {
+        return Err(Error::Failed(format!("{} {}: the test's HttpMock has no reply for it", sent.method, sent.url)));
+    };
+    let reply = match handler.try_borrow_mut() {
+        Ok(mut handler) => handler(&sent),
+        Err(_) => {
             return Err(Error::Failed(format!(
-                "{} {}: the response body is larger than the {} bytes allowed",
-                sent.method, sent.url, req.max_response_bytes
+                "{} {}: the HttpMock handler answering it is already running (it sent this request itself)",
+                sent.method, sent.url
             )));
         }
-        let body = if sent.method == Method::Head { Vec::new() } else { reply.body };
-        Ok(Response { status: reply.status, headers: reply.headers, body, url: sent.url, method: sent.method })
+    };
+    if reply.body.len() > req.max_response_bytes {
+        return Err(Error::Failed(format!(
+            "{} {}: the response body is larger than the {} bytes allowed",
+            sent.method, sent.url, req.max_response_bytes
+        )));
     }
+    let body = if sent.method == Method::Head { Vec::new() } else { reply.body };
+    Ok(Response { status: reply.status, headers: reply.headers, body, url: sent.url, method: sent.method })
 }
 
 /// A URL as routes compare it: scheme and host lower-case, no fragment.
@@ -76,10 +81,14 @@ fn route_key(url: &str) -> String {
 }
 
 /// Answers the provider's HTTP requests in a native test, in place of the
-/// host: each request made on this thread while it is installed goes to the
-/// handler of its method and URL (or the fallback), through the same
-/// redirect handling and body limit as in the host, and is recorded. A
-/// request with no handler fails as `Unavailable`. Dropping it uninstalls it.
+/// host: each request made on the thread that installed it goes to the
+/// handler of its method and URL (or the fallback), through the SDK's own
+/// redirect handling and body limit (as in a component), and is recorded.
+/// The sandbox's grants and the timeouts are not applied. A request with
+/// no handler fails (`Error::Failed`), as does one made on another thread
+/// (the mock is per thread, so tests running in parallel do not share
+/// one). Dropping it uninstalls it; a mock installed while another is
+/// answers until it is dropped, then the other answers again.
 ///
 /// ```
 /// use pulumi_wasm_sdk::http::{self, Method};
@@ -94,14 +103,14 @@ fn route_key(url: &str) -> String {
 /// assert_eq!(api.sent().len(), 2);
 /// ```
 pub struct HttpMock {
-    routes: Rc<RefCell<Routes>>,
+    routes: Rc<Routes>,
 }
 
 impl HttpMock {
-    /// Installs a mock with no handlers on this thread, in place of any other.
+    /// Installs a mock with no handlers on this thread, over any other.
     pub fn install() -> HttpMock {
-        let routes = Rc::new(RefCell::new(Routes::default()));
-        MOCK.with(|m| *m.borrow_mut() = Some(routes.clone()));
+        let routes = Rc::new(Routes::default());
+        MOCK.with(|m| m.borrow_mut().push(routes.clone()));
         HttpMock { routes }
     }
 
@@ -109,30 +118,25 @@ impl HttpMock {
     /// and host in any case) with `handler`; a later handler for the same
     /// pair is not reached.
     pub fn on(&self, method: Method, url: &str, handler: impl FnMut(&Sent) -> Reply + 'static) -> &Self {
-        self.routes.borrow_mut().routes.push((method, route_key(url), Box::new(handler)));
+        self.routes.routes.borrow_mut().push((method, route_key(url), Rc::new(RefCell::new(handler))));
         self
     }
 
     /// Answers every request no [`HttpMock::on`] handler takes: a fake API.
     pub fn fallback(&self, handler: impl FnMut(&Sent) -> Reply + 'static) -> &Self {
-        self.routes.borrow_mut().fallback = Some(Box::new(handler));
+        *self.routes.fallback.borrow_mut() = Some(Rc::new(RefCell::new(handler)));
         self
     }
 
     /// Every request sent so far, each hop of a redirect on its own.
     pub fn sent(&self) -> Vec<Sent> {
-        self.routes.borrow().sent.clone()
+        self.routes.sent.borrow().clone()
     }
 }
 
 impl Drop for HttpMock {
     fn drop(&mut self) {
-        MOCK.with(|m| {
-            let mut installed = m.borrow_mut();
-            if installed.as_ref().is_some_and(|r| Rc::ptr_eq(r, &self.routes)) {
-                *installed = None;
-            }
-        });
+        MOCK.with(|m| m.borrow_mut().retain(|r| !Rc::ptr_eq(r, &self.routes)));
     }
 }
 

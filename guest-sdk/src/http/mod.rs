@@ -27,7 +27,7 @@
 //! overall one) and a cap on the response body it reads into memory.
 //!
 //! In a native build (`cargo test`) there is no host: requests go to the
-//! test's [`HttpMock`](crate::testing::HttpMock).
+//! test's `testing::HttpMock`.
 
 use std::fmt;
 use std::time::Duration;
@@ -233,7 +233,8 @@ impl Request {
     /// anything but GET/HEAD) becomes a GET without a body; credentials
     /// (`authorization`, `proxy-authorization`, `cookie` and
     /// [`Request::secret_header`]s) are dropped when a redirect leaves the
-    /// original scheme, host and port. Default 0: 3xx responses are returned.
+    /// original scheme, host and port. A redirect from https to http is
+    /// refused. Default 0: 3xx responses are returned.
     pub fn follow_redirects(mut self, max: u32) -> Self {
         self.max_redirects = max;
         self
@@ -373,11 +374,19 @@ impl Hop {
         }
         self.hops += 1;
         let next = Target::parse(&next)?;
+        // The body and the headers left would go out in clear.
+        if self.target.scheme == "https" && next.scheme == "http" {
+            return Err(Error::FailedPrecondition(format!(
+                "{} {}: refused to follow a redirect from https to {}",
+                req.method, req.url, next.url
+            )));
+        }
         let becomes_get = resp.status == 303 || (matches!(resp.status, 301 | 302) && self.method != Method::Head);
         if becomes_get && self.method != Method::Get && self.method != Method::Head {
             self.method = Method::Get;
             self.body = None;
-            self.headers.retain(|(n, _)| !n.eq_ignore_ascii_case("content-type"));
+            self.headers
+                .retain(|(n, _)| !n.eq_ignore_ascii_case("content-type") && !n.eq_ignore_ascii_case("content-length"));
         }
         if next.origin() != self.target.origin() {
             let named = |n: &str, c: &str| n.eq_ignore_ascii_case(c);
@@ -443,7 +452,10 @@ impl Target {
     /// Resolves a `Location` header against this URL.
     fn join(&self, location: &str) -> Option<Target> {
         let location = location.trim();
-        if location.contains("://") {
+        // Absolute only if `://` comes before any path, query or fragment
+        // (`/next?u=https://x` is a path).
+        let start = location.find(['/', '?', '#']).unwrap_or(location.len());
+        if location.find("://").is_some_and(|i| i < start) {
             return Target::parse(location).ok();
         }
         if let Some(rest) = location.strip_prefix("//") {
@@ -495,6 +507,7 @@ mod tests {
         assert_eq!(resp("//other:2/x").location().unwrap(), "http://other:2/x");
         assert_eq!(resp("/root").location().unwrap(), "http://h:1/root");
         assert_eq!(resp("sib?q").location().unwrap(), "http://h:1/a/sib?q");
+        assert_eq!(resp("/next?u=https://x").location().unwrap(), "http://h:1/next?u=https://x");
     }
 
     #[test]
@@ -519,7 +532,7 @@ mod tests {
         let req = Request::put("http://h/x").bearer_auth("t").json(&serde_json::json!({"v": 1}));
         assert_eq!(req.header_value("Content-Type"), Some("application/json"));
         assert_eq!(req.header_value("authorization"), Some("Bearer t"));
-        assert!(matches!(req.send(), Err(Error::Unavailable(m)) if m.contains("HttpMock")));
+        assert!(matches!(req.send(), Err(Error::Failed(m)) if m.contains("HttpMock")));
         assert!(matches!(get("nope"), Err(Error::InvalidArgument(_))));
     }
 
@@ -555,11 +568,35 @@ mod tests {
         let names = |i: usize| sent[i].headers.iter().map(|(n, _)| n.to_ascii_lowercase()).collect::<Vec<_>>();
         assert_eq!(names(2), ["authorization", "proxy-authorization", "cookie", "x-api-key", "accept"], "same origin");
         assert_eq!(names(3), ["accept"], "another origin gets no credentials");
+        api.on(Method::Get, "https://api.example.com/down", |_| Reply::redirect(302, "http://api.example.com/c"));
+        let down = Request::get("https://api.example.com/down").follow_redirects(3).send().unwrap_err();
+        assert!(matches!(&down, Error::FailedPrecondition(m) if m.contains("from https to http")), "{down:?}");
         let looping = req().follow_redirects(1).send().unwrap_err();
         assert!(matches!(&looping, Error::Failed(m) if m.contains("more than 1 redirects")), "{looping:?}");
         let big = Request::get("https://cdn.example.net/c").max_response_bytes(3).send().unwrap_err();
         assert!(matches!(&big, Error::Failed(m) if m.contains("larger than the 3 bytes")), "{big:?}");
         drop(api);
-        assert!(matches!(get("https://cdn.example.net/c"), Err(Error::Unavailable(_))), "uninstalled");
+        assert!(matches!(get("https://cdn.example.net/c"), Err(Error::Failed(_))), "uninstalled");
+    }
+
+    #[test]
+    fn mocks_stack_and_handlers_may_send_requests_themselves() {
+        use crate::testing::{HttpMock, Reply};
+        let outer = HttpMock::install();
+        outer.fallback(|_| Reply::status(200).body("outer"));
+        let inner = HttpMock::install();
+        // A gateway fronting a backend, through the mock itself.
+        inner
+            .on(Method::Get, "https://gw/x", |_| {
+                Reply::status(200).body(get("https://backend/x").unwrap().into_bytes())
+            })
+            .on(Method::Get, "https://backend/x", |_| Reply::status(200).body("backend"));
+        inner.on(Method::Get, "https://loop/x", |_| Reply::status(200).body(format!("{:?}", get("https://loop/x"))));
+        assert_eq!(get("https://gw/x").unwrap().text().unwrap(), "backend");
+        assert!(get("https://loop/x").unwrap().text().unwrap().contains("already running"));
+        assert!(get("https://elsewhere/").is_err(), "the inner mock answers, without a fallback");
+        drop(inner);
+        assert_eq!(get("https://elsewhere/").unwrap().text().unwrap(), "outer", "the outer one answers again");
+        assert_eq!(outer.sent().len(), 1);
     }
 }

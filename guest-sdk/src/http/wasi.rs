@@ -67,7 +67,8 @@ async fn once(
         ))
     };
     let body = response.into_body();
-    if body.content_length().is_some_and(|n| n > req.max_response_bytes as u64) {
+    // A HEAD response's length is the resource's; it carries no body.
+    if method != Method::Head && body.content_length().is_some_and(|n| n > req.max_response_bytes as u64) {
         return Err(too_big());
     }
     let mut data = Vec::new();
