@@ -20,11 +20,23 @@ pub const SECTION: &str = "pulumi-wasm-needs";
 /// }
 /// ```
 ///
-/// A misspelled key does not compile, nor does a key given twice:
+/// A misspelled key does not compile, nor does a key given twice or a
+/// control character:
 ///
-/// ```compile_fail
+/// ```compile_fail,E0599
 /// pulumi_wasm_sdk::declare_needs! { htpp: ["https://api.example.com"] }
 /// ```
+///
+/// ```compile_fail,E0080
+/// pulumi_wasm_sdk::declare_needs! { env: ["A"], env: ["B"] }
+/// ```
+///
+/// ```compile_fail,E0080
+/// pulumi_wasm_sdk::declare_needs! { env: ["A\nB"] }
+/// ```
+///
+/// Crates that each declare needs (a provider and a client library it
+/// uses) may do so once each: the host reads them all.
 ///
 /// The older form, the JSON text itself, is still taken as it is; its keys
 /// are checked only by the host, which warns about those it does not read:
@@ -46,7 +58,7 @@ macro_rules! declare_needs {
         const __PULUMI_WASM_NEEDS_LIST: &[(&str, &[&str])] = &[$({
             // A key the host reads names a variant; any other does not compile.
             let _ = $crate::needs::Key::$key;
-            (stringify!($key), &[$($value),*])
+            (::core::stringify!($key), &[$($value),*])
         }),+];
         // Built on every target, so a key given twice fails every build.
         const _: usize = $crate::needs::__json_len(__PULUMI_WASM_NEEDS_LIST);
@@ -151,27 +163,20 @@ const fn put(out: &mut [u8], at: usize, byte: u8) -> usize {
     at + 1
 }
 
-/// A JSON string: quotes, backslashes and control characters escaped.
+/// A JSON string: quotes and backslashes escaped. A control character
+/// fails the build: the host refuses a declaration holding one, as it
+/// would reach a terminal in `grants` and errors.
 const fn string(out: &mut [u8], mut at: usize, text: &str) -> usize {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
     let bytes = text.as_bytes();
     at = put(out, at, b'"');
     let mut i = 0;
     while i < bytes.len() {
         let b = bytes[i];
+        assert!(b >= 0x20 && b != 0x7f, "declare_needs!: a control character in a value");
         if b == b'"' || b == b'\\' {
             at = put(out, at, b'\\');
-            at = put(out, at, b);
-        } else if b < 0x20 {
-            let escape = [b'\\', b'u', b'0', b'0', HEX[(b >> 4) as usize], HEX[(b & 15) as usize]];
-            let mut e = 0;
-            while e < escape.len() {
-                at = put(out, at, escape[e]);
-                e += 1;
-            }
-        } else {
-            at = put(out, at, b);
         }
+        at = put(out, at, b);
         i += 1;
     }
     put(out, at, b'"')
@@ -183,12 +188,11 @@ mod tests {
 
     #[test]
     fn a_declaration_is_written_as_json_the_host_reads() {
-        const LIST: &[(&str, &[&str])] =
-            &[("http", &["https://a.example", "q\"\\\n"]), ("env", &[]), ("dirs", &["/d"])];
+        const LIST: &[(&str, &[&str])] = &[("http", &["https://a.example", "q\"\\ü"]), ("env", &[]), ("dirs", &["/d"])];
         const N: usize = __json_len(LIST);
         let text = __json::<N>(LIST);
         let parsed: serde_json::Value = serde_json::from_slice(&text).unwrap();
-        let expected = serde_json::json!({"http": ["https://a.example", "q\"\\\n"], "env": [], "dirs": ["/d"]});
+        let expected = serde_json::json!({"http": ["https://a.example", "q\"\\ü"], "env": [], "dirs": ["/d"]});
         assert_eq!(parsed, expected);
         // What the macro builds, on every target (the section itself only on wasm32).
         crate::declare_needs! { http: ["https://api.example.com"], packages: ["random"] }
@@ -202,5 +206,11 @@ mod tests {
     #[should_panic(expected = "a key is given twice")]
     fn a_key_given_twice_is_refused() {
         __json_len(&[("env", &["A"]), ("env", &["B"])]);
+    }
+
+    #[test]
+    #[should_panic(expected = "a control character")]
+    fn a_control_character_is_refused() {
+        __json_len(&[("env", &["A\u{1b}[2J"])]);
     }
 }

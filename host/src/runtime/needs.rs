@@ -39,11 +39,7 @@ impl Needs {
                 if s.data().len() > MAX_SECTION {
                     return Err("the needs declaration is too large".into());
                 }
-                let bad = |e: serde_json::Error| format!("bad needs declaration: {e}");
-                let object: serde_json::Map<String, serde_json::Value> =
-                    serde_json::from_slice(s.data()).map_err(bad)?;
-                let unknown = object.keys().filter(|k| !KEYS.contains(&k.as_str())).cloned().collect();
-                let needs = Needs { unknown, ..Needs::deserialize(serde_json::Value::Object(object)).map_err(bad)? };
+                let needs = Needs::parse(s.data())?;
                 // Printed by `grants` and in errors and the host's log: no one
                 // needs a control character, or the Pulumi CLI's colour markup.
                 let all = [&needs.http, &needs.env, &needs.dirs, &needs.packages, &needs.unknown];
@@ -54,6 +50,30 @@ impl Needs {
             }
         }
         Ok(Needs::default())
+    }
+
+    /// A section's declarations: one JSON object, or several one after the
+    /// other (the linker joins the sections of every crate that declares
+    /// needs), merged.
+    fn parse(data: &[u8]) -> Result<Needs, String> {
+        type Object = serde_json::Map<String, serde_json::Value>;
+        let bad = |e: serde_json::Error| format!("bad needs declaration: {e}");
+        let mut needs = Needs::default();
+        for object in serde_json::Deserializer::from_slice(data).into_iter::<Object>() {
+            let mut object = object.map_err(bad)?;
+            needs.unknown.extend(object.keys().filter(|k| !KEYS.contains(&k.as_str())).cloned());
+            object.retain(|k, _| KEYS.contains(&k.as_str()));
+            let one = Needs::deserialize(serde_json::Value::Object(object)).map_err(bad)?;
+            needs.http.extend(one.http);
+            needs.env.extend(one.env);
+            needs.dirs.extend(one.dirs);
+            needs.packages.extend(one.packages);
+        }
+        for list in [&mut needs.http, &mut needs.env, &mut needs.dirs, &mut needs.packages, &mut needs.unknown] {
+            let mut seen = std::collections::HashSet::new();
+            list.retain(|n| seen.insert(n.clone()));
+        }
+        Ok(needs)
     }
 
     /// Declared needs the grants do not cover, each as the grant to add.
@@ -113,6 +133,12 @@ mod tests {
         let needs = Needs::read(&module(r#"{"htpp": ["https://x"], "env": ["A"]}"#)).unwrap();
         assert_eq!((needs.unknown, needs.env), (vec!["htpp".to_owned()], vec!["A".to_owned()]));
         assert!(Needs::read(&module(r#"{"env": "A"}"#)).unwrap_err().contains("bad needs declaration"));
+        let named_unknown = Needs::read(&module(r#"{"unknown": 1}"#)).unwrap();
+        assert_eq!(named_unknown.unknown, ["unknown"]);
+        // Two crates' declarations, joined by the linker.
+        let two = Needs::read(&module(r#"{"env":["A"],"x":[]}{"env":["A","B"],"http":["h"]}"#)).unwrap();
+        let (a, b, h, x) = ("A".to_owned(), "B".to_owned(), "h".to_owned(), "x".to_owned());
+        assert_eq!((two.env, two.http, two.unknown), (vec![a, b], vec![h], vec![x]));
         let err = Needs::read(&module(r#"{"\u001b[2J": []}"#)).unwrap_err();
         assert!(err.contains("control or invisible characters"), "{err}");
     }
