@@ -494,6 +494,14 @@ fn nested_replace_on_changes_fields_replace_the_resource() {
     assert_eq!(paths.last().unwrap(), "tree.children[*].children[*].children[*].root", "4 levels: {paths:?}");
     // What the default Diff keeps, built once: the same paths.
     assert_eq!(*NetworkArgs::resource_replace_paths(), super::replace_paths_of(NetworkArgs::properties()));
+    // Asked for first deep inside a walk of a recursive type, where a
+    // nested walk is cut short, it is still walked from the top.
+    let whole = super::replace_paths_of(Tree::properties());
+    super::types::WALKING.with(|w| w.borrow_mut().extend([std::any::type_name::<Tree>(); 4]));
+    assert!(super::object_replace_paths::<Tree>().is_empty(), "cut short at this depth");
+    assert_eq!(*Tree::resource_replace_paths(), whole);
+    assert!(super::object_replace_paths::<Tree>().is_empty(), "the walk under way is given back");
+    super::types::WALKING.with(|w| w.borrow_mut().clear());
     let req = |olds: PropertyMap, news: PropertyMap| DiffRequest {
         id: "n".into(),
         urn: String::new(),

@@ -309,7 +309,16 @@ const RECURSION_LEVELS: usize = 4;
 
 thread_local! {
     /// The object types [`object_replace_paths`] is walking, outermost first.
-    static WALKING: std::cell::RefCell<Vec<&'static str>> = const { std::cell::RefCell::new(Vec::new()) };
+    pub(super) static WALKING: std::cell::RefCell<Vec<&'static str>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Gives the walk back its stack when dropped, a panic included.
+struct Restore(Vec<&'static str>);
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        WALKING.with(|w| *w.borrow_mut() = std::mem::take(&mut self.0));
+    }
 }
 
 /// [`replace_paths_of`] as from the top, whatever walk is under way: what
@@ -317,10 +326,8 @@ thread_local! {
 /// first asked for (derive helper).
 #[doc(hidden)]
 pub fn replace_paths_from_top(props: &[Property]) -> Vec<String> {
-    let outer = WALKING.with(|w| std::mem::take(&mut *w.borrow_mut()));
-    let paths = replace_paths_of(props);
-    WALKING.with(|w| *w.borrow_mut() = outer);
-    paths
+    let _restore = Restore(WALKING.with(|w| std::mem::take(&mut *w.borrow_mut())));
+    replace_paths_of(props)
 }
 
 /// [`PulumiType::replace_paths`] of an object type (derive helper).
