@@ -409,10 +409,32 @@ async fn a_component_takes_over_no_other_package_s_resource() {
         let outcome = outcome_of(&mut p, probe(&monitor, name, inputs)).await;
         assert!(outcome.contains(refusal) && outcome.contains("FailedPrecondition"), "{name}: {outcome}");
     }
+    // Its own resources, but at the stack's top level or under another of
+    // the user's resources, where one the user declared may have that URN.
+    let kennel = "urn:pulumi:dev::proj::other:index:Kennel::rex";
+    for parent in ["", kennel] {
+        let state = from_struct(
+            p.client
+                .construct(probe(&monitor, "placed", json!({ "placeUnder": parent })))
+                .await
+                .unwrap()
+                .into_inner()
+                .state
+                .as_ref(),
+        );
+        for key in ["outcome", "read"] {
+            let said = state[key].as_str().unwrap_or_default();
+            assert!(
+                said.contains("puts its resources under itself") && said.contains("FailedPrecondition"),
+                "{parent:?} {key}: {state}"
+            );
+        }
+    }
     let received = monitor.received();
     assert!(received.registrations.iter().all(|r| r.r#type == "probe:index:Component"), "{received:?}");
+    assert!(received.reads.is_empty(), "{received:?}");
     let set: Vec<&str> = received.outputs.iter().map(|o| o.urn.as_str()).collect();
-    assert_eq!(set.len(), 4, "each component's own, from `finish`: {set:?}");
+    assert_eq!(set.len(), 6, "each component's own, from `finish`: {set:?}");
     assert!(set.iter().all(|u| u.contains("::probe:index:Component::")), "{set:?}");
 
     // Its own package's: an alias of one of its own, and granted, another package's.

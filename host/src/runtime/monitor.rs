@@ -152,6 +152,9 @@ pub(super) struct Reach {
     pub hooks: Vec<String>,
     pub provider: String,
     pub denials: Denials,
+    /// In a `construct`, the component asked for: its resources go under
+    /// it (see [`Guarded::check_parent`]).
+    pub component: Option<Asked<'static>>,
 }
 
 impl Reach {
@@ -279,6 +282,39 @@ pub struct Asked<'a> {
     pub parent: std::borrow::Cow<'a, str>,
 }
 
+impl Asked<'_> {
+    pub fn owned(&self) -> Asked<'static> {
+        let own = |c: &str| std::borrow::Cow::Owned(c.to_owned());
+        Asked { type_: own(&self.type_), name: own(&self.name), parent: own(&self.parent) }
+    }
+}
+
+impl Guarded {
+    /// Where a construct's registration or read puts its resource: the
+    /// component asked for under the parent the request gave, anything
+    /// else under a resource the call registered (the component or one
+    /// below it). A resource elsewhere, at the stack's top level or under
+    /// another of the user's resources, could have the URN of one the
+    /// user declared there and take it over. A `call`'s are not checked:
+    /// they go under the component it is called on, from an earlier run.
+    fn check_parent(&self, what: &str, type_: &str, name: &str, component: bool, parent: &str) -> MonitorResult<()> {
+        let Some(asked) = &self.reach.component else { return Ok(()) };
+        if component && asked.type_ == type_ && asked.name == name && asked.parent == parent {
+            return Ok(());
+        }
+        if !parent.is_empty() && self.registered.lock().unwrap_or_else(|p| p.into_inner()).contains_key(parent) {
+            return Ok(());
+        }
+        let place = if parent.is_empty() { "the stack's top level".to_owned() } else { format!("{:?}", shown(parent)) };
+        Err(self.reach.refuse(format!(
+            "{what} {:?} named {:?} under {place}: a component puts its resources under itself \
+             (or under what it registered in the same call)",
+            shown(type_),
+            shown(name)
+        )))
+    }
+}
+
 fn refused<T: Send + 'static>(e: types::Error) -> BoxFuture<'static, MonitorResult<T>> {
     Box::pin(async move { Err(e) })
 }
@@ -288,7 +324,10 @@ impl ResourceMonitor for Guarded {
         &self,
         request: m::RegisterResourceRequest,
     ) -> BoxFuture<'_, MonitorResult<m::RegisterResourceResponse>> {
-        if let Err(e) = self.reach.register(&request) {
+        let component = !request.custom && !request.remote;
+        let placed =
+            self.check_parent("registering", &request.type_, &request.name, component, &request.options.parent);
+        if let Err(e) = self.reach.register(&request).and(placed) {
             return refused(e);
         }
         let component = (!request.custom && !request.remote).then(|| Asked {
@@ -321,6 +360,8 @@ impl ResourceMonitor for Guarded {
     }
     fn read_resource(&self, request: m::ReadResourceRequest) -> BoxFuture<'_, MonitorResult<m::ReadResourceResponse>> {
         let allowed = self.reach.check("reading", &request.type_, &request.version);
+        let allowed =
+            allowed.and_then(|()| self.check_parent("reading", &request.type_, &request.name, false, &request.parent));
         match allowed.and_then(|()| self.reach.check_provider("reading with provider", &request.provider)) {
             Ok(()) => self.inner.read_resource(request),
             Err(e) => refused(e),
@@ -465,6 +506,7 @@ mod tests {
             hooks: vec!["audit".into()],
             provider: "pets".into(),
             denials: Denials::default(),
+            component: None,
         };
         let none = reach(&[]);
         for mine in ["pets:index:Kennel", "fleet:index:Thing", "pulumi:providers:fleet"] {
@@ -562,6 +604,7 @@ mod tests {
             hooks: vec!["audit".into()],
             provider: "pets".into(),
             denials: Denials::default(),
+            component: None,
         };
         let none = reach(&[]);
         // Its own local component, at any version (it loads no plugin).

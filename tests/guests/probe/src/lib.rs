@@ -6,7 +6,8 @@
 //! long after registering the child; with `downloadFrom`, `withProviderRef`
 //! or `aliasOf` it registers a child naming a plugin download URL, a
 //! provider reference or an alias instead, with `componentType` a local
-//! component of that type, with `outputsFor` outputs of that URN, and says
+//! component of that type, with `outputsFor` outputs of that URN, with
+//! `placeUnder` a child and a read under that parent, and says
 //! how that went in `outcome`; with `answerAs` it answers with that URN as
 //! its component's, with `answerChild` with the URN of a child it registers
 //! (`custom`, or `component`: of its own type and name, under itself).
@@ -95,8 +96,16 @@ impl Provider for Probe {
         }
         // `componentType`: a local component of that type, in the stack.
         if let Some(type_) = input("componentType") {
-            let r = component::register_resource(&type_, &req.name, false, &PropertyMap::new(), Options::default());
+            let r = component::register_resource(&type_, &req.name, false, &PropertyMap::new(), me.child());
             return me.finish(PropertyMap::from([("outcome".to_owned(), outcome(r.map(drop)))]));
+        }
+        // `placeUnder`: a child and a read under that parent ("" the stack's top).
+        if let Some(parent) = input("placeUnder") {
+            let under = || Options { parent: parent.clone(), ..me.child() };
+            let r = me.custom(&thing, "placed", PropertyMap::new(), under()).map(drop);
+            let read = component::read_resource(&thing, "read", "ext-1", &PropertyMap::new(), under()).map(drop);
+            let outcomes = [("outcome".to_owned(), outcome(r)), ("read".to_owned(), outcome(read))];
+            return me.finish(PropertyMap::from(outcomes));
         }
         // `outputsFor`: outputs for another resource's URN (`finish` sets its own).
         if let Some(urn) = input("outputsFor") {
