@@ -324,13 +324,12 @@ impl ResourceMonitor for Guarded {
         &self,
         request: m::RegisterResourceRequest,
     ) -> BoxFuture<'_, MonitorResult<m::RegisterResourceResponse>> {
-        let component = !request.custom && !request.remote;
-        let placed =
-            self.check_parent("registering", &request.type_, &request.name, component, &request.options.parent);
+        let local = !request.custom && !request.remote;
+        let placed = self.check_parent("registering", &request.type_, &request.name, local, &request.options.parent);
         if let Err(e) = self.reach.register(&request).and(placed) {
             return refused(e);
         }
-        let component = (!request.custom && !request.remote).then(|| Asked {
+        let component = local.then(|| Asked {
             type_: request.type_.clone().into(),
             name: request.name.clone().into(),
             parent: request.options.parent.clone().into(),
