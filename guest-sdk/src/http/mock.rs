@@ -152,7 +152,7 @@ pub struct Sent {
 impl Sent {
     /// The first value of a header, by case-insensitive name.
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+        header_in(&self.headers, name)
     }
 
     /// The path and query (`/items/a?x=1`).

@@ -241,7 +241,7 @@ impl Request {
     }
 
     fn header_value(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+        header_in(&self.headers, name)
     }
 
     /// Sends the request and reads the whole response. A non-2xx status is
@@ -291,7 +291,7 @@ impl Response {
 
     /// The first value of a header, by case-insensitive name.
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+        header_in(&self.headers, name)
     }
 
     /// Where a 3xx response points, as an absolute URL.
@@ -338,6 +338,11 @@ impl Response {
             _ => Error::Failed(message),
         })
     }
+}
+
+/// The first value of header `name` (in any case) in `headers`.
+fn header_in<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
 }
 
 /// Headers never sent on to another origin.

@@ -17,22 +17,16 @@ pub(super) fn send(req: Request, first: Target) -> Result<Response> {
 async fn run(req: Request, first: Target) -> Result<Response> {
     let mut hop = Hop::first(&req, &first);
     loop {
-        let resp = once(&req, hop.method, &hop.target, &hop.headers, hop.body.as_deref(), &first).await?;
+        let resp = once(&req, &hop, &first).await?;
         if !hop.follow(&req, &resp)? {
             return Ok(resp);
         }
     }
 }
 
-/// One request/response exchange.
-async fn once(
-    req: &Request,
-    method: Method,
-    target: &Target,
-    headers: &[(String, String)],
-    body: Option<&[u8]>,
-    first: &Target,
-) -> Result<Response> {
+/// One hop's request/response exchange.
+async fn once(req: &Request, hop: &Hop, first: &Target) -> Result<Response> {
+    let (method, target) = (hop.method, &hop.target);
     let what = || {
         if target == first {
             format!("{method} {}", target.url)
@@ -41,11 +35,11 @@ async fn once(
         }
     };
     let mut builder = wstd::http::Request::builder().method(method.as_str()).uri(target.url.as_str());
-    for (name, value) in headers {
+    for (name, value) in &hop.headers {
         builder = builder.header(name.as_str(), value.as_str());
     }
     let request = builder
-        .body(wstd::http::Body::from(body.map(<[u8]>::to_vec).unwrap_or_default()))
+        .body(wstd::http::Body::from(hop.body.clone().unwrap_or_default()))
         .map_err(|e| Error::InvalidArgument(format!("{}: {e}", what())))?;
     let mut client = wstd::http::Client::new();
     client.set_connect_timeout(req.connect_timeout);
