@@ -297,9 +297,17 @@ impl Guarded {
     /// another of the user's resources, could have the URN of one the
     /// user declared there and take it over. A `call`'s are not checked:
     /// they go under the component it is called on, from an earlier run.
-    fn check_parent(&self, what: &str, type_: &str, name: &str, component: bool, parent: &str) -> MonitorResult<()> {
+    /// `component` is the registration's, if it is a local component.
+    fn check_parent(
+        &self,
+        what: &str,
+        type_: &str,
+        name: &str,
+        component: Option<&Asked<'_>>,
+        parent: &str,
+    ) -> MonitorResult<()> {
         let Some(asked) = &self.reach.component else { return Ok(()) };
-        if component && asked.type_ == type_ && asked.name == name && asked.parent == parent {
+        if component == Some(asked) {
             return Ok(());
         }
         if !parent.is_empty() && self.registered.lock().unwrap_or_else(|p| p.into_inner()).contains_key(parent) {
@@ -324,16 +332,16 @@ impl ResourceMonitor for Guarded {
         &self,
         request: m::RegisterResourceRequest,
     ) -> BoxFuture<'_, MonitorResult<m::RegisterResourceResponse>> {
-        let local = !request.custom && !request.remote;
-        let placed = self.check_parent("registering", &request.type_, &request.name, local, &request.options.parent);
-        if let Err(e) = self.reach.register(&request).and(placed) {
-            return refused(e);
-        }
-        let component = local.then(|| Asked {
+        let component = (!request.custom && !request.remote).then(|| Asked {
             type_: request.type_.clone().into(),
             name: request.name.clone().into(),
             parent: request.options.parent.clone().into(),
         });
+        let (type_, name, parent) = (&request.type_, &request.name, &request.options.parent);
+        let placed = self.check_parent("registering", type_, name, component.as_ref(), parent);
+        if let Err(e) = self.reach.register(&request).and(placed) {
+            return refused(e);
+        }
         Box::pin(async move {
             let response = self.inner.register_resource(request).await?;
             self.registered.lock().unwrap_or_else(|p| p.into_inner()).insert(response.urn.clone(), component);
@@ -360,7 +368,7 @@ impl ResourceMonitor for Guarded {
     fn read_resource(&self, request: m::ReadResourceRequest) -> BoxFuture<'_, MonitorResult<m::ReadResourceResponse>> {
         let allowed = self.reach.check("reading", &request.type_, &request.version);
         let allowed =
-            allowed.and_then(|()| self.check_parent("reading", &request.type_, &request.name, false, &request.parent));
+            allowed.and_then(|()| self.check_parent("reading", &request.type_, &request.name, None, &request.parent));
         match allowed.and_then(|()| self.reach.check_provider("reading with provider", &request.provider)) {
             Ok(()) => self.inner.read_resource(request),
             Err(e) => refused(e),
