@@ -465,6 +465,61 @@ async fn a_component_takes_over_no_other_package_s_resource() {
     assert!(monitor.received().registrations.iter().any(|r| r.r#type == "aws:iam:AccessKey"));
 }
 
+/// A method's registrations and reads go under the component it is
+/// called on (its `__self__`, however sent), or under what the same call
+/// registered; anywhere else one could take over a resource the user
+/// declared there, as in a construct.
+#[tokio::test]
+async fn a_method_puts_its_resources_under_the_component_it_is_called_on() {
+    let (_engine, p) = serve("probe-provider").await;
+    let monitor = TestMonitor::start().await;
+    let me = urn("probe:index:Component", "mine", STACK_URN);
+    let reference = json!({ SIG_KEY: RESOURCE_REF_SIG, "urn": me });
+    let kennel = "urn:pulumi:dev::proj::other:index:Kennel::rex";
+    let call = |this: Option<Json>, parent: &str| {
+        let mut args = json!({ "placeUnder": parent });
+        if let Some(this) = this {
+            args["__self__"] = this;
+        }
+        let request = CallRequest {
+            tok: "probe:index:Component/place".into(),
+            args: Some(to_struct(args)),
+            project: "proj".into(),
+            stack: "dev".into(),
+            monitor_endpoint: monitor.address.clone(),
+            ..Default::default()
+        };
+        let mut client = p.client.clone();
+        async move { from_struct(client.call(request).await.unwrap().into_inner().r#return.as_ref()) }
+    };
+    // Under itself, sent as a reference, as a secret one, or as its URN.
+    let secret_ref = json!({ SIG_KEY: e2e_tests::json::SECRET_SIG, "value": reference });
+    for this in [reference.clone(), secret_ref, json!(me)] {
+        let said = call(Some(this.clone()), &me).await;
+        assert_eq!(said, json!({ "outcome": "registered", "nested": "registered", "read": "registered" }), "{this}");
+    }
+    let placed = urn("probe:index:Thing", "placed", &me);
+    assert_eq!(monitor.registration("nested").parent, placed, "under what the call registered");
+    let before = monitor.received();
+    // At the stack's top level, under another of the user's resources, or
+    // with no component named at all.
+    for (this, parent, rule) in [
+        (Some(reference.clone()), "", "under the component it is called on"),
+        (Some(reference.clone()), kennel, "under the component it is called on"),
+        (None, me.as_str(), "names no `__self__`"),
+    ] {
+        let said = call(this, parent).await;
+        for key in ["outcome", "read"] {
+            let text = said[key].as_str().unwrap_or_default();
+            assert!(text.contains(rule) && text.contains("FailedPrecondition"), "{parent:?} {key}: {said}");
+        }
+        assert_eq!(said["nested"], "not tried", "{said}");
+    }
+    let after = monitor.received();
+    assert_eq!(after.registrations.len(), before.registrations.len(), "{after:?}");
+    assert_eq!(after.reads.len(), before.reads.len(), "{after:?}");
+}
+
 /// What a probe construct says its misuse came to.
 async fn outcome_of(p: &mut Plugin, request: ConstructRequest) -> String {
     let state = from_struct(p.client.construct(request).await.unwrap().into_inner().state.as_ref());

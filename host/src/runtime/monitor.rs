@@ -152,9 +152,20 @@ pub(super) struct Reach {
     pub hooks: Vec<String>,
     pub provider: String,
     pub denials: Denials,
-    /// In a `construct`, the component asked for: its resources go under
-    /// it (see [`Guarded::check_parent`]).
-    pub component: Option<Asked<'static>>,
+    /// Where the call's resources go (see [`Guarded::check_parent`]).
+    pub home: Home,
+}
+
+/// Where a `construct`'s or a `call`'s registrations and reads may put
+/// their resources, besides under one the same call registered.
+#[derive(Clone, Debug)]
+pub enum Home {
+    /// A `construct`: the component asked for is registered under the
+    /// parent the request gave, and the rest go under it.
+    Component(Asked<'static>),
+    /// A `call`: under the component it is called on (its `__self__`
+    /// argument), when it names one.
+    Under(Option<String>),
 }
 
 impl Reach {
@@ -290,14 +301,12 @@ impl Asked<'_> {
 }
 
 impl Guarded {
-    /// Where a construct's registration or read puts its resource: the
-    /// component asked for under the parent the request gave, anything
-    /// else under a resource the call registered (the component or one
+    /// Where a registration or read puts its resource: at its [`Home`], or
+    /// under a resource the same call registered (the component or one
     /// below it). A resource elsewhere, at the stack's top level or under
     /// another of the user's resources, could have the URN of one the
-    /// user declared there and take it over. A `call`'s are not checked:
-    /// they go under the component it is called on, from an earlier run.
-    /// `component` is the registration's, if it is a local component.
+    /// user declared there and take it over. `component` is the
+    /// registration's, if it is a local component.
     fn check_parent(
         &self,
         what: &str,
@@ -306,17 +315,25 @@ impl Guarded {
         component: Option<&Asked<'_>>,
         parent: &str,
     ) -> MonitorResult<()> {
-        let Some(asked) = &self.reach.component else { return Ok(()) };
-        if component == Some(asked) {
-            return Ok(());
-        }
-        if !parent.is_empty() && self.registered.lock().unwrap_or_else(|p| p.into_inner()).contains_key(parent) {
+        let at_home = match &self.reach.home {
+            Home::Component(asked) => component == Some(asked),
+            Home::Under(urn) => !parent.is_empty() && urn.as_deref() == Some(parent),
+        };
+        if at_home
+            || (!parent.is_empty() && self.registered.lock().unwrap_or_else(|p| p.into_inner()).contains_key(parent))
+        {
             return Ok(());
         }
         let place = if parent.is_empty() { "the stack's top level".to_owned() } else { format!("{:?}", shown(parent)) };
+        let rule = match &self.reach.home {
+            Home::Component(_) => "a component puts its resources under itself".to_owned(),
+            Home::Under(Some(urn)) => {
+                format!("a method puts its resources under the component it is called on ({:?})", shown(urn))
+            }
+            Home::Under(None) => "a call that names no `__self__` has no component to put resources under".to_owned(),
+        };
         Err(self.reach.refuse(format!(
-            "{what} {:?} named {:?} under {place}: a component puts its resources under itself \
-             (or under what it registered in the same call)",
+            "{what} {:?} named {:?} under {place}: {rule} (or under what it registered in the same call)",
             shown(type_),
             shown(name)
         )))
@@ -439,6 +456,8 @@ pub trait WithMonitor {
     fn hooks(&self) -> Vec<String>;
     /// The component the call must answer with, if any.
     fn asked(&self) -> Option<Asked<'_>>;
+    /// Where the call's resources go.
+    fn home(&self) -> Home;
 }
 
 impl WithMonitor for rp::ConstructRequest {
@@ -451,6 +470,13 @@ impl WithMonitor for rp::ConstructRequest {
     fn asked(&self) -> Option<Asked<'_>> {
         Some(Asked { type_: (&*self.type_).into(), name: (&*self.name).into(), parent: (&*self.parent).into() })
     }
+    fn home(&self) -> Home {
+        Home::Component(Asked {
+            type_: self.type_.clone().into(),
+            name: self.name.clone().into(),
+            parent: self.parent.clone().into(),
+        })
+    }
 }
 
 impl WithMonitor for rp::CallRequest {
@@ -462,6 +488,36 @@ impl WithMonitor for rp::CallRequest {
     }
     fn asked(&self) -> Option<Asked<'_>> {
         None
+    }
+    fn home(&self) -> Home {
+        Home::Under(self_urn(&self.args))
+    }
+}
+
+/// The URN of a `call`'s `__self__` argument: a resource reference, or
+/// the URN itself when the program takes no references, either perhaps
+/// secret or an output value. The host built these arguments from the
+/// engine's.
+fn self_urn(args: &types::Value) -> Option<String> {
+    use super::bindings::spans::range;
+    use super::bindings::tree::{Node, Str};
+    let v = super::bindings::words::unpack_trusted(args);
+    let text = |s| v.text.get(range(s));
+    let Some(Node::Object(fields)) = v.nodes.first() else { return None };
+    let &(_, mut at) = v.fields.get(range(*fields))?.iter().find(|(k, _)| text(*k) == Some("__self__"))?;
+    // Each wrapper's child comes later in the nodes (pre-order), so this ends.
+    loop {
+        match v.nodes.get(at as usize)? {
+            Node::Secret(child) if *child > at => at = *child,
+            Node::Output(o) => match o.value {
+                Some(child) if child > at => at = child,
+                _ => return None,
+            },
+            Node::ResourceReference(r) => return text(r.urn).map(str::to_owned),
+            Node::String(Str::Short(s)) => return text(*s).map(str::to_owned),
+            Node::String(Str::Long(s)) => return Some(s.clone()),
+            _ => return None,
+        }
     }
 }
 
@@ -513,7 +569,7 @@ mod tests {
             hooks: vec!["audit".into()],
             provider: "pets".into(),
             denials: Denials::default(),
-            component: None,
+            home: Home::Under(None),
         };
         let none = reach(&[]);
         for mine in ["pets:index:Kennel", "fleet:index:Thing", "pulumi:providers:fleet"] {
@@ -611,7 +667,7 @@ mod tests {
             hooks: vec!["audit".into()],
             provider: "pets".into(),
             denials: Denials::default(),
-            component: None,
+            home: Home::Under(None),
         };
         let none = reach(&[]);
         // Its own local component, at any version (it loads no plugin).
@@ -685,6 +741,39 @@ mod tests {
         none.register(&hooked(&["audit"])).unwrap();
         let e = none.register(&hooked(&["audit", "wipe"])).unwrap_err();
         assert!(matches!(&e, types::Error::FailedPrecondition(m) if m.contains("hook \"wipe\"")), "{e:?}");
+    }
+
+    /// A method's component, however the engine sends its `__self__`.
+    #[test]
+    fn a_call_s_self_is_found_in_its_arguments() {
+        use crate::convert::value::{sig, struct_into_wit};
+        use prost_types::{Struct, Value as V, value::Kind};
+        let s = |t: &str| V { kind: Some(Kind::StringValue(t.into())) };
+        let obj =
+            |fields: &[(&str, V)]| Struct { fields: fields.iter().map(|(k, v)| (k.to_string(), v.clone())).collect() };
+        let special = |signature: &str, fields: &[(&str, V)]| {
+            let mut all = vec![(sig::KEY, s(signature))];
+            all.extend(fields.iter().cloned());
+            V { kind: Some(Kind::StructValue(obj(&all))) }
+        };
+        let urn = "urn:pulumi:dev::proj::pets:index:Kennel::k";
+        let long = format!("urn:pulumi:dev::proj::pets:index:Kennel::{}", "k".repeat(2000));
+        let reference = special(sig::RESOURCE_REFERENCE, &[("urn", s(urn))]);
+        let secret = special(sig::SECRET, &[("value", reference.clone())]);
+        let output = special(sig::OUTPUT_VALUE, &[("value", secret.clone())]);
+        let unknown = special(sig::OUTPUT_VALUE, &[]);
+        let of = |v: Option<V>| {
+            let mut fields = vec![("name", s("rex"))];
+            fields.extend(v.map(|v| ("__self__", v)));
+            self_urn(&struct_into_wit(obj(&fields)).unwrap())
+        };
+        for v in [reference, secret, output, s(urn)] {
+            assert_eq!(of(Some(v.clone())).as_deref(), Some(urn), "{v:?}");
+        }
+        assert_eq!(of(Some(s(&long))), Some(long), "a long string is held apart from the text");
+        for v in [None, Some(unknown), Some(V { kind: Some(Kind::NumberValue(1.0)) })] {
+            assert_eq!(of(v.clone()), None, "{v:?}");
+        }
     }
 
     #[tokio::test]

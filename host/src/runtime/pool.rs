@@ -374,7 +374,7 @@ impl<'a> Lease<'a> {
             hooks: request.hooks(),
             provider: sandbox.provider.clone(),
             denials: inst.store.data().denials.clone(),
-            component: request.asked().map(|a| a.owned()),
+            home: request.home(),
         };
         let opened = monitor::open(self.pool.runtime.config.monitors.as_ref(), request.deployment(), packages);
         inst.store.data_mut().monitor = Some(monitor::guarded(opened, reach));

@@ -11,6 +11,9 @@
 //! how that went in `outcome`; with `answerAs` it answers with that URN as
 //! its component's, with `answerChild` with the URN of a child it registers
 //! (`custom`, or `component`: of its own type and name, under itself).
+//! `call` registers a child under its `placeUnder` argument (and, if
+//! that went, one under the child) and reads one there, saying how each
+//! went; it does not read its `__self__` (the host does).
 //! Parameterized (`args: [name]`, or a value), it becomes package `name`; `construct` uses its type's package
 //! for the child, the invoke and the read, and with `withProvider` also
 //! registers an explicit provider of it first.
@@ -52,6 +55,26 @@ impl Provider for Probe {
     fn invoke(&mut self, req: InvokeRequest) -> Result<InvokeResponse> {
         let r = component::invoke("probe:index:echo", &req.args, "")?;
         Ok(InvokeResponse { outputs: r.outputs, failures: r.failures })
+    }
+
+    fn call(&mut self, req: CallRequest) -> Result<CallResponse> {
+        let thing = format!("{}:index:Thing", req.token.split(':').next().unwrap_or("probe"));
+        let args = component::args(&req);
+        let parent = args.get("placeUnder").and_then(Value::as_str).unwrap_or_default().to_owned();
+        let under = |parent: &str| Options { parent: parent.to_owned(), ..Options::default() };
+        let said = |r: Result<()>| Value::String(r.map_or_else(|e| format!("{e:?}"), |()| "registered".into()));
+        let none = PropertyMap::new();
+        let placed = component::register_resource(&thing, "placed", true, &none, under(&parent));
+        let nested = match &placed {
+            Ok(child) => said(component::register_resource(&thing, "nested", true, &none, under(&child.urn)).map(drop)),
+            Err(_) => Value::String("not tried".into()),
+        };
+        let read = component::read_resource(&thing, "read", "ext-1", &none, under(&parent)).map(drop);
+        Ok(component::call_response(PropertyMap::from([
+            ("outcome".to_owned(), said(placed.map(drop))),
+            ("nested".to_owned(), nested),
+            ("read".to_owned(), said(read)),
+        ])))
     }
 
     fn construct(&mut self, req: ConstructRequest) -> Result<ConstructResponse> {
