@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
-use pulumi_wasm_host::runtime::{ArtifactCache, GrantFlags, Policy, RuntimeConfig};
+use pulumi_wasm_host::runtime::{ArtifactCache, GrantFlags, MAX_TOTAL_MEMORY_MB, Policy, RuntimeConfig};
 use pulumi_wasm_host::server::ServeOptions;
 
 #[derive(Parser)]
@@ -173,6 +173,10 @@ pub struct RuntimeArgs {
     /// Linear memory cap per instance, in MiB (a policy's `memory-mb` wins).
     #[arg(long, env = "PULUMI_WASM_MAX_MEMORY_MB", default_value_t = 512)]
     pub max_memory_mb: usize,
+    /// Linear memory cap of all of a provider's instances together, in MiB
+    /// (a policy's `memory-total-mb` wins).
+    #[arg(long, env = "PULUMI_WASM_MAX_TOTAL_MEMORY_MB", default_value_t = 2048)]
+    pub max_total_memory_mb: usize,
     /// Deadline for calls whose request has no timeout, in seconds (a policy's `timeout-s` wins).
     #[arg(long, env = "PULUMI_WASM_CALL_TIMEOUT", default_value_t = 900)]
     pub call_timeout: u64,
@@ -213,6 +217,7 @@ impl RuntimeArgs {
         RuntimeConfig {
             max_instances: self.max_instances.clamp(1, 256),
             max_memory: self.max_memory_mb.clamp(1, 4095) << 20,
+            max_total_memory: self.max_total_memory_mb.clamp(1, MAX_TOTAL_MEMORY_MB) << 20,
             call_timeout: Duration::from_secs(self.call_timeout.max(1)),
             cache,
             perf_map: self.perf_map,

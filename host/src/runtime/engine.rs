@@ -31,6 +31,9 @@ pub struct RuntimeConfig {
     pub max_instances: usize,
     /// Linear-memory cap per instance, in bytes, unless the policy sets one.
     pub max_memory: usize,
+    /// Linear-memory cap of all of a provider's instances together, in
+    /// bytes, unless the policy sets one (never below the instance's).
+    pub max_total_memory: usize,
     /// Deadline of a call whose request carries no timeout, unless the policy sets one.
     pub call_timeout: Duration,
     /// Where precompiled artifacts are kept; `None` compiles every time.
@@ -48,6 +51,7 @@ impl Default for RuntimeConfig {
         RuntimeConfig {
             max_instances: 8,
             max_memory: 512 << 20,
+            max_total_memory: 2048 << 20,
             call_timeout: Duration::from_secs(15 * 60),
             cache: ArtifactCache::default_dir().map(ArtifactCache::new),
             perf_map: false,

@@ -98,7 +98,7 @@ impl HostState {
         if !self.fits(bytes) {
             self.recount();
             if !self.fits(bytes) {
-                self.limits.refused = true;
+                self.limits.refused = Some(super::state::MemoryCap::Instance(self.limits.limit));
                 wasmtime::bail!(
                     "the host would hold {} KiB more for this instance's handles, beside {} KiB in them \
                      and {} KiB of linear memory, over its memory limit",

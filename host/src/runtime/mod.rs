@@ -31,9 +31,9 @@ pub use monitor::{
 pub use needs::Needs;
 pub use policy::{GrantFlags, Grants, Policy};
 pub use pool::{Lease, Pool};
-pub use sandbox::{MAX_CALL_TIMEOUT, Sandbox};
+pub use sandbox::{MAX_CALL_TIMEOUT, MAX_TOTAL_MEMORY_MB, Sandbox};
 pub use setup::{MAX_SETUP_CALLS, SetupCall, SetupLog};
-pub use state::PartialState;
+pub use state::{Footprint, MemoryCap, PartialState};
 
 /// Longest schema accepted from a guest (checked before it is parsed).
 pub const MAX_SCHEMA_BYTES: usize = 64 << 20;
@@ -51,13 +51,9 @@ pub enum RuntimeError {
     Engine(String),
     #[error("the provider crashed: {message}")]
     Trap { message: String, partial: Option<PartialState> },
-    /// Linear memory would have grown past the sandbox's limit.
-    #[error(
-        "the provider ran out of memory: it needed more than its limit of {} MiB \
-         (raise `memory-mb` for it in the sandbox policy, or PULUMI_WASM_MAX_MEMORY_MB)",
-        limit >> 20
-    )]
-    OutOfMemory { limit: usize, partial: Option<PartialState> },
+    /// Linear memory would have grown past one of the sandbox's limits.
+    #[error("the provider ran out of memory: {cap}")]
+    OutOfMemory { cap: MemoryCap, partial: Option<PartialState> },
     /// One call tried to copy more data out of the guest than the host takes
     /// at once (wasmtime's hostcall fuel, see `pool::MAX_COPY_OUT`).
     #[error("the provider tried to hand the host more than {} MiB in one call, over the host's limit", limit >> 20)]

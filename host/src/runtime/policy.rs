@@ -53,8 +53,13 @@ pub struct Grants {
     /// so this is a grant like any other.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub packages: Vec<String>,
+    /// Linear memory of one instance, in MiB.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_mb: Option<usize>,
+    /// Linear memory all of the provider's instances may hold at once, in
+    /// MiB (never less than `memory-mb`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_total_mb: Option<usize>,
     /// In a `[providers.<name>]` section only: the section is the grant of
     /// the component with these bytes (`sha256:<hex>`, as `pulumi-wasm
     /// info` prints it), not of any component that calls itself `<name>`.
@@ -105,6 +110,7 @@ impl GrantFlags {
             packages: self.allow_package.clone(),
             digest: None,
             memory_mb: None,
+            memory_total_mb: None,
             timeout_s: None,
         };
         grants.validate()?;
@@ -180,6 +186,7 @@ impl Grants {
         self.packages.extend(other.packages);
         self.digest = other.digest.or(self.digest.take());
         self.memory_mb = other.memory_mb.or(self.memory_mb);
+        self.memory_total_mb = other.memory_total_mb.or(self.memory_total_mb);
         self.timeout_s = other.timeout_s.or(self.timeout_s);
     }
 
@@ -221,6 +228,7 @@ impl Grants {
             && other.dirs.iter().all(dir)
             && other.packages.iter().all(|p| self.packages.contains(p))
             && at_most(other.memory_mb.map(|m| m as u64), self.memory_mb.map(|m| m as u64))
+            && at_most(other.memory_total_mb.map(|m| m as u64), self.memory_total_mb.map(|m| m as u64))
             && at_most(other.timeout_s, self.timeout_s)
     }
 
@@ -238,6 +246,7 @@ impl Grants {
         }));
         out.extend(quoted("package", &self.packages));
         out.extend(self.memory_mb.map(|m| format!("memory-mb {m}")));
+        out.extend(self.memory_total_mb.map(|m| format!("memory-total-mb {m}")));
         out.extend(self.timeout_s.map(|t| format!("timeout-s {t}")));
         out
     }
@@ -416,6 +425,7 @@ mod tests {
             http = ["http://127.0.0.1:8080"]
             dirs = [{ host = "data", guest = "/data", read-only = true }]
             timeout-s = 5
+            memory-total-mb = 1024
             "#,
         )
         .unwrap();
@@ -423,6 +433,8 @@ mod tests {
         let kv = p.for_provider("kv", "ab");
         assert_eq!(kv.memory_mb, Some(256));
         assert_eq!(kv.timeout_s, Some(5));
+        assert_eq!((kv.memory_total_mb, p.for_provider("other", "ab").memory_total_mb), (Some(1024), None));
+        assert!(kv.describe().contains(&"memory-total-mb 1024".to_owned()), "{:?}", kv.describe());
         assert_eq!(kv.env, vec!["HOME_ONLY"]);
         assert_eq!(kv.dirs[0].host, dir.path().join("data"));
         assert!(p.for_provider("other", "ab").http.is_empty());
@@ -500,6 +512,9 @@ mod tests {
         assert!(!Grants::default().covers(&limits(Some(64), None)));
         assert!(limits(Some(128), Some(60)).covers(&limits(Some(64), Some(60))));
         assert!(!limits(Some(128), Some(60)).covers(&limits(Some(256), None)));
+        let total = |mb| Grants { memory_total_mb: mb, ..Grants::default() };
+        assert!(total(Some(2048)).covers(&total(Some(1024))) && total(None).covers(&total(None)));
+        assert!(!total(Some(1024)).covers(&total(Some(2048))) && !total(None).covers(&total(Some(1))));
         // Packages, as written.
         let packages = |p: &[&str]| Grants { packages: p.iter().map(|s| s.to_string()).collect(), ..Grants::default() };
         assert!(packages(&["random", "aws"]).covers(&packages(&["aws"])));

@@ -17,7 +17,7 @@ use super::logs::{GuestLog, LogQueue};
 use super::monitor::{self, MonitorAnswer, PackageDescriptor, WithMonitor};
 use super::sandbox::{MAX_CALL_TIMEOUT, Sandbox};
 use super::setup::{SetupCall, SetupLog};
-use super::state::{CallClock, EngineWait, HostState};
+use super::state::{CallClock, EngineWait, Footprint, HostState};
 use super::ticker::EPOCH_TICK;
 
 /// Instances whose linear memory grew beyond this are not reused.
@@ -67,6 +67,8 @@ pub struct Pool {
     cancel: Cancellation,
     /// The component imports `context.asset-text` (see `runtime::held`).
     reads_held_texts: bool,
+    /// The linear memory of all the instances, running and idle.
+    footprint: Arc<Footprint>,
 }
 
 impl Pool {
@@ -89,6 +91,7 @@ impl Pool {
             base: OnceLock::new(),
             packages: RwLock::default(),
             cancel,
+            footprint: Arc::default(),
         }
     }
 
@@ -182,7 +185,7 @@ impl Pool {
     }
 
     async fn instantiate(&self, sandbox: &Sandbox) -> Result<Instance, RuntimeError> {
-        let state = HostState::new(sandbox, self.logs.clone(), self.cancel.flag.clone());
+        let state = HostState::new(sandbox, self.logs.clone(), self.cancel.flag.clone(), self.footprint.clone());
         let mut store = Store::new(self.runtime.running_engine(), state);
         store.limiter(|s| s);
         store.set_hostcall_fuel(MAX_COPY_OUT);
@@ -193,8 +196,8 @@ impl Pool {
         match made {
             Ok(guest) => Ok(Instance { store, guest, applied: 0 }),
             // A component whose memories start out larger than the limit.
-            Err(_) if store.data().limits.refused => {
-                Err(RuntimeError::OutOfMemory { limit: store.data().limits.limit, partial: None })
+            Err(_) if let Some(cap) = store.data().limits.refused => {
+                Err(RuntimeError::OutOfMemory { cap, partial: None })
             }
             Err(e) => Err(RuntimeError::Trap { message: format!("instantiation failed: {e:#}"), partial: None }),
         }
@@ -283,8 +286,11 @@ impl Pool {
     }
 
     /// Returns a healthy instance to the pool, unless its memory has grown
-    /// past [`RECYCLE_ABOVE`] or it keeps more than [`RECYCLE_ABOVE_HANDLES`]
-    /// host handles: dropping it gives that memory and those handles back.
+    /// past [`RECYCLE_ABOVE`], the idle instances would hold more than a
+    /// quarter of what the provider's may together (the rest is for calls,
+    /// which may need a fresh instance while these sit idle), or it keeps
+    /// more than [`RECYCLE_ABOVE_HANDLES`] host handles: dropping it gives
+    /// that memory and those handles back.
     fn release(&self, mut inst: Instance) {
         // Its permit goes back, and nothing of this call stays with an idle
         // instance or carries over to its next call.
@@ -298,7 +304,14 @@ impl Pool {
             tracing::debug!("recycling an instance that keeps {handles} host handles");
             return;
         }
-        self.idle.lock().expect("pool lock").push(inst);
+        let limits = &inst.store.data().limits;
+        let mut idle = self.idle.lock().expect("pool lock");
+        let kept: usize = idle.iter().map(|i| i.store.data().limits.memory).sum();
+        if kept + limits.memory > limits.total / 4 {
+            tracing::debug!("recycling an instance: the idle ones hold {} MiB", kept >> 20);
+            return;
+        }
+        idle.push(inst);
     }
 
     /// Refuses a setup call once the provider keeps as many as it may
@@ -502,10 +515,10 @@ impl<'a> Lease<'a> {
         let fuel = full.contains("fuel allocated for hostcalls has been exhausted");
         let full = if full.len() > crate::text::MAX_MESSAGE { format!("{}; {full}", e.root_cause()) } else { full };
         let mut message = crate::text::escape_within(full, crate::text::LINES, crate::text::MAX_MESSAGE);
-        if data.limits.refused {
+        if let Some(cap) = data.limits.refused {
             // Debug-formatted, as below: one line, whatever the guest's names hold.
-            tracing::warn!("discarding an instance that hit its memory limit: {message:?}");
-            return RuntimeError::OutOfMemory { limit: data.limits.limit, partial };
+            tracing::warn!("discarding an instance that hit a memory limit: {message:?}");
+            return RuntimeError::OutOfMemory { cap, partial };
         }
         if fuel {
             tracing::warn!("discarding an instance that copied too much in one call: {message:?}");

@@ -18,6 +18,10 @@ use super::state::MAX_RANDOM_BYTES;
 /// `Instant`s, which a far larger duration would overflow (a panic).
 pub const MAX_CALL_TIMEOUT: Duration = Duration::from_secs(7 * 86_400);
 
+/// The most a policy or a flag may let a provider's instances hold
+/// together, in MiB (1 TiB): bytes of it fit a `usize` with room.
+pub const MAX_TOTAL_MEMORY_MB: usize = 1 << 20;
+
 #[derive(Clone, Debug)]
 pub struct Sandbox {
     pub provider: String,
@@ -26,6 +30,9 @@ pub struct Sandbox {
     /// Granted variables present in the host environment, with their values.
     env: Vec<(String, String)>,
     pub memory: usize,
+    /// What all of the provider's instances may hold together, in bytes:
+    /// never below `memory`.
+    pub memory_total: usize,
     pub timeout: Duration,
     /// Why a guest may miss a variable or a directory without the host ever
     /// seeing it asked for (WASI hands over the environment and the preopens
@@ -44,6 +51,7 @@ impl Sandbox {
             http: Arc::default(),
             env: vec![],
             memory: config.max_memory,
+            memory_total: config.max_total_memory.max(config.max_memory),
             timeout: config.call_timeout.min(MAX_CALL_TIMEOUT),
             notes: vec![],
         }
@@ -65,12 +73,16 @@ impl Sandbox {
             .into_iter()
             .map(|k| format!("env \"{k}\" is granted to provider {provider} but not set in its environment"))
             .collect();
+        let memory = grants.memory_mb.map_or(config.max_memory, |mb| mb.clamp(1, 4095) << 20);
+        let memory_total =
+            grants.memory_total_mb.map_or(config.max_total_memory, |mb| mb.clamp(1, MAX_TOTAL_MEMORY_MB) << 20);
         Ok(Sandbox {
             notes,
             provider: provider.to_owned(),
             http: Arc::new(grants.http_grants()),
             env,
-            memory: grants.memory_mb.map_or(config.max_memory, |mb| mb.clamp(1, 4095) << 20),
+            memory,
+            memory_total: memory_total.max(memory),
             timeout: grants
                 .timeout_s
                 .map_or(config.call_timeout, |s| Duration::from_secs(s.max(1)))

@@ -2,7 +2,7 @@
 //! logging import, the call context (cancellation, partial state) and
 //! `wasi:random/random`.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -137,7 +137,13 @@ pub(super) struct CallClock {
 }
 
 impl HostState {
-    pub(super) fn new(sandbox: &Sandbox, logs: LogQueue, cancelled: Arc<AtomicBool>) -> Self {
+    /// The instance's memory counts in `footprint`, the provider's.
+    pub(super) fn new(
+        sandbox: &Sandbox,
+        logs: LogQueue,
+        cancelled: Arc<AtomicBool>,
+        footprint: Arc<Footprint>,
+    ) -> Self {
         let stderr = MemoryOutputPipe::new(STDERR_CAPACITY);
         let wasi = sandbox.wasi_ctx(stderr.clone());
         let limits = Limits {
@@ -149,7 +155,9 @@ impl HostState {
             memory: 0,
             pending: 0,
             limit: sandbox.memory,
-            refused: false,
+            footprint,
+            total: sandbox.memory_total,
+            refused: None,
         };
         let mut table = ResourceTable::new();
         table.set_max_capacity(MAX_RESOURCES);
@@ -226,10 +234,73 @@ pub struct Limits {
     pending: usize,
     /// The sandbox's memory limit, in bytes.
     pub limit: usize,
-    /// True once a growth past `limit` was refused (it traps), so the error
-    /// can name the limit rather than the guest's crash. A memory's own
-    /// declared maximum is not the sandbox's doing and does not count.
-    pub refused: bool,
+    /// The provider's instances' memory together, and its limit
+    /// (`Sandbox::memory_total`). `memory` is counted there until the
+    /// instance is dropped.
+    footprint: Arc<Footprint>,
+    pub total: usize,
+    /// Set once a growth past a limit of the sandbox's was refused (it
+    /// traps), so the error can name the limit rather than the guest's
+    /// crash. A memory's own declared maximum is not the sandbox's doing
+    /// and does not count.
+    pub refused: Option<MemoryCap>,
+}
+
+impl Drop for Limits {
+    fn drop(&mut self) {
+        self.footprint.give(self.memory);
+    }
+}
+
+/// Which of the sandbox's memory limits a guest ran into, in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemoryCap {
+    /// The instance's own (`memory-mb`), with what the host holds for its handles.
+    Instance(usize),
+    /// All of the provider's instances' together (`memory-total-mb`).
+    Provider(usize),
+}
+
+impl std::fmt::Display for MemoryCap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MemoryCap::Instance(limit) => write!(
+                f,
+                "it needed more than its limit of {} MiB (raise `memory-mb` for it in the sandbox policy, \
+                 or PULUMI_WASM_MAX_MEMORY_MB)",
+                limit >> 20
+            ),
+            MemoryCap::Provider(limit) => write!(
+                f,
+                "its instances running at the same time needed more than the {} MiB they may hold together \
+                 (raise `memory-total-mb` for it in the sandbox policy, or PULUMI_WASM_MAX_TOTAL_MEMORY_MB)",
+                limit >> 20
+            ),
+        }
+    }
+}
+
+/// The linear memory all of one provider's instances hold, in bytes. Each
+/// instance's own limit alone would let a provider hold it many times
+/// over, in as many instances as the engine's calls keep busy at once.
+#[derive(Debug, Default)]
+pub struct Footprint(AtomicUsize);
+
+impl Footprint {
+    /// Counts `bytes` more, if the total stays within `limit`.
+    fn take(&self, bytes: usize, limit: usize) -> bool {
+        let grown = |used: usize| used.checked_add(bytes).filter(|total| *total <= limit);
+        self.0.fetch_update(Ordering::AcqRel, Ordering::Acquire, grown).is_ok()
+    }
+
+    fn give(&self, bytes: usize) {
+        self.0.fetch_sub(bytes, Ordering::AcqRel);
+    }
+
+    /// The bytes counted now.
+    pub fn used(&self) -> usize {
+        self.0.load(Ordering::Acquire)
+    }
 }
 
 /// Linear memory and what the host holds for the handles share the limit
@@ -241,7 +312,7 @@ impl ResourceLimiter for HostState {
     fn memory_growing(&mut self, current: usize, desired: usize, maximum: Option<usize>) -> wasmtime::Result<bool> {
         let total = self.limits.memory.saturating_sub(current).saturating_add(desired);
         if total > self.limits.limit {
-            self.limits.refused = true;
+            self.limits.refused = Some(MemoryCap::Instance(self.limits.limit));
             wasmtime::bail!(
                 "linear memory would grow to {} KiB in all, past the limit of {} KiB",
                 total >> 10,
@@ -249,7 +320,7 @@ impl ResourceLimiter for HostState {
             );
         }
         if !self.room_to_grow(total) {
-            self.limits.refused = true;
+            self.limits.refused = Some(MemoryCap::Instance(self.limits.limit));
             wasmtime::bail!(
                 "linear memory of {} KiB would not fit beside what the host holds for the instance's handles",
                 total >> 10
@@ -258,7 +329,16 @@ impl ResourceLimiter for HostState {
         // The memory's own declared maximum (not the sandbox's doing).
         let allowed = self.limits.inner.memory_growing(current, desired, maximum)?;
         if allowed {
-            self.limits.pending = total - self.limits.memory.min(total);
+            let added = total.saturating_sub(self.limits.memory);
+            if !self.limits.footprint.take(added, self.limits.total) {
+                self.limits.refused = Some(MemoryCap::Provider(self.limits.total));
+                wasmtime::bail!(
+                    "linear memory would grow by {} KiB, past what the provider's instances may hold together ({} KiB)",
+                    added >> 10,
+                    self.limits.total >> 10
+                );
+            }
+            self.limits.pending = added;
             self.limits.memory = total;
         }
         Ok(allowed)
@@ -268,7 +348,9 @@ impl ResourceLimiter for HostState {
     /// memory): it no longer counts.
     fn memory_grow_failed(&mut self, error: wasmtime::Error) -> wasmtime::Result<()> {
         tracing::debug!("linear memory could not grow: {error:#}");
-        self.limits.memory -= std::mem::take(&mut self.limits.pending);
+        let pending = std::mem::take(&mut self.limits.pending);
+        self.limits.memory -= pending;
+        self.limits.footprint.give(pending);
         Ok(())
     }
 
@@ -349,6 +431,7 @@ impl wasmtime_wasi::p2::bindings::random::random::Host for HostState {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runtime::RuntimeError;
     use crate::runtime::engine::RuntimeConfig;
 
     #[test]
@@ -356,12 +439,17 @@ mod tests {
         const MIB: usize = 1 << 20;
         let config = RuntimeConfig { max_memory: 512 * MIB, cache: None, ..RuntimeConfig::default() };
         let (logs, _rx) = tokio::sync::mpsc::channel(1);
-        let mut state = HostState::new(&Sandbox::deny_all(&config), LogQueue::new(logs), Arc::default());
+        let mut state =
+            HostState::new(&Sandbox::deny_all(&config), LogQueue::new(logs), Arc::default(), Arc::default());
         // Two core modules' memories: each alone is under the limit.
         assert!(state.memory_growing(0, 300 * MIB, None).unwrap(), "the first memory");
         let e = state.memory_growing(0, 300 * MIB, None).unwrap_err();
         assert!(e.to_string().contains("past the limit of 524288 KiB"), "{e}");
-        assert!(state.limits.refused, "the sandbox's doing, so the error names the limit");
+        assert_eq!(
+            state.limits.refused,
+            Some(MemoryCap::Instance(512 * MIB)),
+            "the sandbox's doing: the error names it"
+        );
         // The first grows on within what is left; its own maximum still holds.
         assert!(state.memory_growing(300 * MIB, 500 * MIB, None).unwrap());
         assert_eq!(state.limits.memory, 500 * MIB);
@@ -370,5 +458,47 @@ mod tests {
         assert!(state.memory_growing(500 * MIB, 510 * MIB, None).unwrap());
         state.memory_grow_failed(wasmtime::format_err!("mmap failed")).unwrap();
         assert_eq!(state.limits.memory, 500 * MIB);
+    }
+
+    /// A provider's instances share `memory_total`: each grows within its
+    /// own limit only while all of them together stay within it, and what
+    /// an instance held counts no more once it is dropped.
+    #[test]
+    fn a_provider_s_instances_share_one_memory_limit() {
+        const MIB: usize = 1 << 20;
+        let config = RuntimeConfig {
+            max_memory: 512 * MIB,
+            max_total_memory: 700 * MIB,
+            cache: None,
+            ..RuntimeConfig::default()
+        };
+        let sandbox = Sandbox::deny_all(&config);
+        let footprint = Arc::new(Footprint::default());
+        let instance = || {
+            let (logs, _rx) = tokio::sync::mpsc::channel(1);
+            HostState::new(&sandbox, LogQueue::new(logs), Arc::default(), footprint.clone())
+        };
+        let (mut a, mut b) = (instance(), instance());
+        assert!(a.memory_growing(0, 400 * MIB, None).unwrap());
+        assert!(b.memory_growing(0, 200 * MIB, None).unwrap());
+        assert_eq!(footprint.used(), 600 * MIB);
+        // Within b's own limit, past what both may hold.
+        let e = b.memory_growing(200 * MIB, 400 * MIB, None).unwrap_err();
+        assert!(e.to_string().contains("may hold together (716800 KiB)"), "{e}");
+        assert_eq!(b.limits.refused, Some(MemoryCap::Provider(700 * MIB)));
+        assert_eq!((b.limits.memory, footprint.used()), (200 * MIB, 600 * MIB), "a refused growth counts nowhere");
+        // A growth the system then refuses gives its share back.
+        assert!(b.memory_growing(200 * MIB, 250 * MIB, None).unwrap());
+        b.memory_grow_failed(wasmtime::format_err!("mmap failed")).unwrap();
+        assert_eq!(footprint.used(), 600 * MIB);
+        drop(a);
+        assert_eq!(footprint.used(), 200 * MIB, "a dropped instance's memory is free for the others");
+        assert!(b.memory_growing(200 * MIB, 500 * MIB, None).unwrap());
+        let mut c = instance();
+        assert!(c.memory_growing(0, 200 * MIB, None).unwrap());
+        assert!(c.memory_growing(200 * MIB, 201 * MIB, None).is_err());
+        // The limit named in the error says which one and how to raise it.
+        let said = RuntimeError::OutOfMemory { cap: c.limits.refused.unwrap(), partial: None }.to_string();
+        assert!(said.contains("the 700 MiB they may hold together") && said.contains("memory-total-mb"), "{said}");
     }
 }

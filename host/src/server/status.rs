@@ -245,6 +245,7 @@ fn guest_status(e: types::Error, o: WireOptions, effect: Effect) -> Status {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runtime::MemoryCap;
 
     #[test]
     fn denials_reach_the_message_inside_the_details_too() {
@@ -317,7 +318,7 @@ mod tests {
         assert!(changed.message().contains("whether it took effect is unknown"), "{}", changed.message());
         // Still loading, or the instance could not be readied: the export never ran.
         assert_eq!(call(CallError::NotStarted(deadline()), o, Effect::Changes).code(), Code::DeadlineExceeded);
-        let oom = || CallError::Runtime(RuntimeError::OutOfMemory { limit: 1 << 20, partial: None });
+        let oom = || CallError::Runtime(RuntimeError::OutOfMemory { cap: MemoryCap::Instance(1 << 20), partial: None });
         assert_eq!(call(oom(), o, Effect::Reads).code(), Code::ResourceExhausted);
         assert_eq!(call(oom(), o, Effect::Changes).code(), Code::Unknown);
         // A result over the host's limits after a change: the change happened.

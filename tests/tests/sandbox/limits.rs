@@ -71,6 +71,38 @@ async fn a_memory_bomb_hits_the_memory_limit() {
     assert_eq!(again.code(), Code::ResourceExhausted);
 }
 
+/// Each instance's limit alone would let a provider hold it in every
+/// instance the engine's concurrent calls keep busy: all of them together
+/// get `memory-total-mb`. Two instances holding 60 MiB fit in 160 MiB, a
+/// third does not; which of the three calls is refused depends on timing,
+/// but exactly one is, and the host serves on.
+#[tokio::test]
+async fn a_provider_s_instances_share_one_memory_limit() {
+    let toml = policy(30, Some(128), "memory-total-mb = 160");
+    let (_engine, p) = hostile_with(&toml).await;
+    let hold_mb = |mb: u64, ms: u64| {
+        let mut c = p.client.clone();
+        let args = json!({ "mb": mb, "sleepMs": ms });
+        async move { c.invoke(invoke("hostile:index:hold", args)).await }
+    };
+    let hold = |ms: u64| hold_mb(60, ms);
+    let (a, b) = (tokio::spawn(hold(3000)), tokio::spawn(hold(3000)));
+    // Long enough for both to have allocated (the first thing they do).
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    let c = hold(0).await;
+    let all = [a.await.unwrap(), b.await.unwrap(), c];
+    let refused: Vec<&Status> = all.iter().filter_map(|r| r.as_ref().err()).collect();
+    assert_eq!(refused.len(), 1, "{all:?}");
+    assert_status(refused[0], Code::ResourceExhausted, &["ran out of memory", "160 MiB", "memory-total-mb"]);
+    // Memory goes back with the instances: one after another, each fits.
+    // Idle instances keep no more than a quarter of the 160 MiB, so the
+    // call that needs 100 MiB does not get one already grown by 60.
+    for mb in [60, 60, 100] {
+        let held = hold_mb(mb, 0).await.unwrap().into_inner();
+        assert_eq!(from_struct(held.r#return.as_ref())["held"], json!(mb as f64 * 1024.0 * 1024.0));
+    }
+}
+
 #[tokio::test]
 async fn unbounded_recursion_is_a_contained_stack_overflow() {
     let (_engine, mut p) = hostile_with(&policy(30, None, "")).await;

@@ -5,6 +5,7 @@
 //! |---|---|---|
 //! | `loop` | | spins forever |
 //! | `membomb` | | allocates (and touches) memory until it fails |
+//! | `hold` | `mb`, `sleepMs` | allocates and touches `mb` MiB, then sleeps `sleepMs` holding them |
 //! | `recurse` | `shadow` | unbounded recursion (the wasm stack, or with `shadow` the in-memory one) |
 //! | `readOutside` | `path` | reads a file; returns `content` |
 //! | `writeReadOnly` | `path`, `op` | `write` (default), `append`, `remove`, `mkdir` or `rename` a path |
@@ -299,6 +300,11 @@ impl Provider for Hostile {
                 loop {
                     x = black_box(x.wrapping_add(1));
                 }
+            }
+            "hold" => {
+                let hoard = vec![0xa5u8; (arg_num(args, "mb", 0.0) as usize) << 20];
+                std::thread::sleep(std::time::Duration::from_millis(arg_num(args, "sleepMs", 0.0) as u64));
+                out(props! { "held" => black_box(hoard).len() as f64 })
             }
             "membomb" => {
                 let mut hoard: Vec<Vec<u8>> = Vec::new();
