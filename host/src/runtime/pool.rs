@@ -20,7 +20,10 @@ use super::setup::{SetupCall, SetupLog};
 use super::state::{CallClock, EngineWait, Footprint, HostState};
 use super::ticker::EPOCH_TICK;
 
-/// Instances whose linear memory grew beyond this are not reused.
+/// Instances whose linear memory grew beyond this, or beyond a quarter of
+/// their limit, are not reused: a grown memory stays grown, and a guest's
+/// allocator may not fit a larger block into what it freed, so the next
+/// call would have less than its limit.
 const RECYCLE_ABOVE: usize = 64 << 20;
 /// Instances that keep more host handles than this past a call are not
 /// reused: what a handle holds (a socket, a request and its fields) lives
@@ -285,26 +288,27 @@ impl Pool {
         self.cancel.flag.load(Ordering::Relaxed)
     }
 
-    /// Returns a healthy instance to the pool, unless its memory has grown
-    /// past [`RECYCLE_ABOVE`], the idle instances would hold more than a
-    /// quarter of what the provider's may together (the rest is for calls,
-    /// which may need a fresh instance while these sit idle), or it keeps
-    /// more than [`RECYCLE_ABOVE_HANDLES`] host handles: dropping it gives
-    /// that memory and those handles back.
+    /// Returns a healthy instance to the pool, unless dropping it is
+    /// better: its memory grew past [`RECYCLE_ABOVE`] or a quarter of its
+    /// limit; the idle instances would hold more than a quarter of what the
+    /// provider's may together (the rest is for calls, which may need a
+    /// fresh instance while these sit idle); or it keeps more than
+    /// [`RECYCLE_ABOVE_HANDLES`] host handles. Dropping it gives that
+    /// memory and those handles back.
     fn release(&self, mut inst: Instance) {
         // Its permit goes back, and nothing of this call stays with an idle
         // instance or carries over to its next call.
         inst.store.data_mut().reset_call();
-        if inst.store.data().limits.memory > RECYCLE_ABOVE {
-            tracing::debug!("recycling an instance that grew to {} MiB", inst.store.data().limits.memory >> 20);
-            return;
-        }
         let handles = inst.store.data_mut().handles();
         if handles > RECYCLE_ABOVE_HANDLES {
             tracing::debug!("recycling an instance that keeps {handles} host handles");
             return;
         }
         let limits = &inst.store.data().limits;
+        if limits.memory > RECYCLE_ABOVE.min(limits.limit / 4) {
+            tracing::debug!("recycling an instance that grew to {} MiB", limits.memory >> 20);
+            return;
+        }
         let mut idle = self.idle.lock().expect("pool lock");
         let kept: usize = idle.iter().map(|i| i.store.data().limits.memory).sum();
         if kept + limits.memory > limits.total / 4 {

@@ -103,6 +103,20 @@ async fn a_provider_s_instances_share_one_memory_limit() {
     }
 }
 
+/// A reused instance's memory is already grown, and its allocator may not
+/// reuse it for a larger block: an instance kept idle holds no more than a
+/// quarter of its limit, so a call after another still has most of it.
+#[tokio::test]
+async fn a_call_on_a_reused_instance_still_has_most_of_its_memory_limit() {
+    let (_engine, p) = hostile_with(&policy(30, Some(128), "")).await;
+    for mb in [60, 100, 30, 90] {
+        let mut c = p.client.clone();
+        let held = c.invoke(invoke("hostile:index:hold", json!({ "mb": mb }))).await;
+        let held = held.unwrap_or_else(|e| panic!("{mb} MiB: {e:?}")).into_inner();
+        assert_eq!(from_struct(held.r#return.as_ref())["held"], json!(mb as f64 * 1024.0 * 1024.0));
+    }
+}
+
 #[tokio::test]
 async fn unbounded_recursion_is_a_contained_stack_overflow() {
     let (_engine, mut p) = hostile_with(&policy(30, None, "")).await;
