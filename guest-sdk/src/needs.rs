@@ -35,8 +35,8 @@ pub const SECTION: &str = "pulumi-wasm-needs";
 /// pulumi_wasm_sdk::declare_needs! { env: ["A\nB"] }
 /// ```
 ///
-/// Crates that each declare needs (a provider and a client library it
-/// uses) may do so once each: the host reads them all.
+/// Several declarations may be given, in one module or in several crates
+/// (a provider and a client library it uses): the host reads them all.
 ///
 /// The older form, the JSON text itself, is still taken as it is; its keys
 /// are checked only by the host, which warns about those it does not read:
@@ -46,28 +46,36 @@ pub const SECTION: &str = "pulumi-wasm-needs";
 /// ```
 #[macro_export]
 macro_rules! declare_needs {
+    // Each declaration is an anonymous item of its own, so a module may
+    // hold several (the host reads them all, as it does several crates').
     ($json:literal) => {
-        #[cfg(target_arch = "wasm32")]
-        #[doc(hidden)]
-        #[unsafe(link_section = "pulumi-wasm-needs")]
-        #[used]
-        static __PULUMI_WASM_NEEDS: [u8; $json.len()] = $crate::needs::__bytes::<{ $json.len() }>($json);
+        const _: () = {
+            #[cfg(target_arch = "wasm32")]
+            #[unsafe(link_section = "pulumi-wasm-needs")]
+            #[used]
+            static NEEDS: [u8; $json.len()] = $crate::needs::__bytes::<{ $json.len() }>($json);
+        };
     };
     ($($key:ident : [$($value:expr),* $(,)?]),+ $(,)?) => {
-        #[doc(hidden)]
-        const __PULUMI_WASM_NEEDS_LIST: &[(&str, &[&str])] = &[$({
-            // A key the host reads names a variant; any other does not compile.
-            let _ = $crate::needs::Key::$key;
-            (::core::stringify!($key), &[$($value),*])
-        }),+];
-        // Built on every target, so a key given twice fails every build.
-        const _: usize = $crate::needs::__json_len(__PULUMI_WASM_NEEDS_LIST);
-        #[cfg(target_arch = "wasm32")]
-        #[doc(hidden)]
-        #[unsafe(link_section = "pulumi-wasm-needs")]
-        #[used]
-        static __PULUMI_WASM_NEEDS: [u8; $crate::needs::__json_len(__PULUMI_WASM_NEEDS_LIST)] =
-            $crate::needs::__json(__PULUMI_WASM_NEEDS_LIST);
+        const _: () = {
+            const LIST: &[(&str, &[&str])] = $crate::__needs_list!($($key: [$($value),*]),+);
+            // Built on every target, so a key given twice fails every build.
+            const _: usize = $crate::needs::__json_len(LIST);
+            #[cfg(target_arch = "wasm32")]
+            #[unsafe(link_section = "pulumi-wasm-needs")]
+            #[used]
+            static NEEDS: [u8; $crate::needs::__json_len(LIST)] = $crate::needs::__json(LIST);
+        };
+    };
+}
+
+/// The keys and values of a [`declare_needs!`], as its writer takes them.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! __needs_list {
+    ($($key:ident : [$($value:expr),*]),+) => {
+        // A key the host reads names a variant; any other does not compile.
+        &[$(($crate::needs::Key::$key.name(), &[$($value),*])),+]
     };
 }
 
@@ -79,6 +87,18 @@ pub enum Key {
     env,
     dirs,
     packages,
+}
+
+impl Key {
+    /// The key as the host reads it (`r#env` is `env`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Key::http => "http",
+            Key::env => "env",
+            Key::dirs => "dirs",
+            Key::packages => "packages",
+        }
+    }
 }
 
 // The section is built while compiling (a `static`'s bytes), which no JSON
@@ -195,11 +215,14 @@ mod tests {
         let expected = serde_json::json!({"http": ["https://a.example", "q\"\\ü"], "env": [], "dirs": ["/d"]});
         assert_eq!(parsed, expected);
         // What the macro builds, on every target (the section itself only on wasm32).
-        crate::declare_needs! { http: ["https://api.example.com"], packages: ["random"] }
-        let json: serde_json::Value =
-            serde_json::from_slice(&__json::<{ __json_len(__PULUMI_WASM_NEEDS_LIST) }>(__PULUMI_WASM_NEEDS_LIST))
-                .unwrap();
+        const MACRO: &[(&str, &[&str])] =
+            crate::__needs_list!(http: ["https://api.example.com"], r#packages: ["random"]);
+        let json: serde_json::Value = serde_json::from_slice(&__json::<{ __json_len(MACRO) }>(MACRO)).unwrap();
         assert_eq!(json, serde_json::json!({"http": ["https://api.example.com"], "packages": ["random"]}));
+        // Several declarations in one module (or function) are several sections.
+        crate::declare_needs! { http: ["https://api.example.com"] }
+        crate::declare_needs! { r#env: ["TOKEN"] }
+        crate::declare_needs!(r#"{"dirs": ["/d"]}"#);
     }
 
     #[test]
