@@ -92,6 +92,10 @@ pub enum Command {
         /// Take the approvals of these ids back.
         #[arg(long)]
         revoke: bool,
+        /// Approve without asking (what is approved is still shown); needed
+        /// when stdin is not a terminal.
+        #[arg(long, short, conflicts_with = "list")]
+        yes: bool,
     },
     /// Remove one version from the provider store (its bytes go when no other version uses them).
     Remove {

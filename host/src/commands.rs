@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use anyhow::Context;
+use anyhow::{Context, bail};
 use pulumi_wasm_host::generic::approval::Record;
 use pulumi_wasm_host::store::{self, PackageSpec, Store};
 
@@ -127,8 +127,8 @@ pub fn remove(spec: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `pulumi-wasm approve [--list | --revoke] ID...`.
-pub fn approvals(ids: &[String], list: bool, revoke: bool) -> anyhow::Result<()> {
+/// `pulumi-wasm approve [--list | --revoke | --yes] ID...`.
+pub fn approvals(ids: &[String], list: bool, revoke: bool, yes: bool) -> anyhow::Result<()> {
     let store = Store::open_default()?;
     if list {
         for id in store.approvals()? {
@@ -146,28 +146,63 @@ pub fn approvals(ids: &[String], list: bool, revoke: bool) -> anyhow::Result<()>
         }
         return Ok(());
     }
-    approve(&store, ids)
+    use std::io::IsTerminal;
+    let stdin = std::io::stdin();
+    approve(&store, ids, if yes { Answer::Yes } else { Answer::Ask(stdin.is_terminal().then(|| stdin.lock())) })
 }
 
-/// Approves what a refused package asked for, showing it again.
-fn approve(store: &Store, ids: &[String]) -> anyhow::Result<()> {
+/// How `approve` gets the user's word for each id.
+enum Answer {
+    /// `--yes`.
+    Yes,
+    /// A line read from the terminal, if there is one.
+    Ask(Option<std::io::StdinLock<'static>>),
+}
+
+/// Shows what a refused package asked for, then approves it once the user
+/// says so.
+fn approve(store: &Store, ids: &[String], mut answer: Answer) -> anyhow::Result<()> {
     for id in ids {
         let pending = store.read_approval(id, false)?;
         if pending.is_none() && store.read_approval(id, true)?.is_some() {
             println!("{id} is approved already");
             continue;
         }
-        // Checked before it is approved: the file must hold what its name says.
-        if pending.is_some_and(|p| Record::named(&p, id).is_none()) {
-            anyhow::bail!("the request kept for {id} is not for what that id names; nothing was approved");
-        }
-        let record = Record::named(&store.approve(id)?, id).context("the approved record")?;
-        println!("approved {} ({}) with:", record.package(), record.origin());
+        // Nothing asked for: the store's own error says so.
+        let Some(pending) = pending else {
+            store.approve(id)?;
+            continue;
+        };
+        // The file must hold what its name says.
+        let Some(record) = Record::named(&pending, id) else {
+            bail!("the request kept for {id} is not for what that id names; nothing was approved");
+        };
+        println!("{} ({}) asks for:", record.package(), record.origin());
         for grant in record.grants.describe() {
             println!("  {grant}");
         }
+        if let Answer::Ask(terminal) = &mut answer {
+            let Some(input) = terminal else {
+                bail!("stdin is not a terminal to ask on: add --yes to approve what is shown above");
+            };
+            if !confirmed(input, &mut std::io::stdout())? {
+                println!("{id} was not approved");
+                continue;
+            }
+        }
+        store.approve(id)?;
+        println!("approved {id}");
     }
     Ok(())
+}
+
+/// Asks `Approve? [y/N]` on `out` and reads the answer from `input`.
+fn confirmed(input: &mut impl std::io::BufRead, out: &mut impl std::io::Write) -> anyhow::Result<bool> {
+    write!(out, "Approve these grants? [y/N] ")?;
+    out.flush()?;
+    let mut line = String::new();
+    input.read_line(&mut line)?;
+    Ok(matches!(line.trim().to_ascii_lowercase().as_str(), "y" | "yes"))
 }
 
 fn size(bytes: u64) -> String {
@@ -175,5 +210,26 @@ fn size(bytes: u64) -> String {
         b if b >= 1 << 20 => format!("{:.1} MiB", b as f64 / f64::from(1 << 20)),
         b if b >= 1 << 10 => format!("{:.1} KiB", b as f64 / f64::from(1 << 10)),
         b => format!("{b} B"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_yes_approves() {
+        let asked = |answer: &str| {
+            let mut out = Vec::new();
+            let yes = confirmed(&mut answer.as_bytes(), &mut out).unwrap();
+            assert_eq!(String::from_utf8(out).unwrap(), "Approve these grants? [y/N] ");
+            yes
+        };
+        for yes in ["y\n", "Y\n", "yes\n", " YES \r\n"] {
+            assert!(asked(yes), "{yes:?}");
+        }
+        for no in ["\n", "", "n\n", "no\n", "yess\n", "y es\n", "ok\n"] {
+            assert!(!asked(no), "{no:?}");
+        }
     }
 }

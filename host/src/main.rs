@@ -65,10 +65,10 @@ fn dispatch(runtime: &tokio::runtime::Runtime) -> anyhow::Result<()> {
         // and the user may not have `pulumi-wasm` on their PATH. (The engine
         // passes flags and an address, never a word.)
         Some(_) if std::env::args_os().nth(1).is_some_and(|a| a == "approve") => {
-            let Command::Approve { ids, list, revoke } = Cli::parse().command else {
+            let Command::Approve { ids, list, revoke, yes } = Cli::parse().command else {
                 bail!("expected the approve command");
             };
-            commands::approvals(&ids, list, revoke)
+            commands::approvals(&ids, list, revoke, yes)
         }
         Some(name) => {
             let cli = PluginCli::parse();
@@ -122,7 +122,7 @@ fn dispatch(runtime: &tokio::runtime::Runtime) -> anyhow::Result<()> {
             }),
             Command::Ls { name } => commands::ls(name.as_deref()),
             Command::Remove { package } => commands::remove(&package),
-            Command::Approve { ids, list, revoke } => commands::approvals(&ids, list, revoke),
+            Command::Approve { ids, list, revoke, yes } => commands::approvals(&ids, list, revoke, yes),
             Command::Push { component, reference, oci, runtime: rt } => runtime.block_on(async {
                 let source = load_component(&component)?;
                 let loaded = identify(&source, &rt).await?;

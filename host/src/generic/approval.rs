@@ -136,7 +136,7 @@ impl<'a> Approvals<'a> {
         Err(format!(
             "{} (component {}) pins grants this machine has not approved: {}. Whoever generated the SDK \
              chose them. To let it run with them, approve once with `{} approve {id}` (it shows them \
-             again), or list the id in PULUMI_WASM_APPROVED (e.g. in CI), or grant them to every \
+             and asks), or list the id in PULUMI_WASM_APPROVED (e.g. in CI), or grant them to every \
              provider in your policy's [defaults]",
             record.package(),
             record.origin(),

@@ -87,11 +87,22 @@ async fn pinned_grants_run_only_where_they_were_approved() {
     by_value(&mut p, "kv", version, &value).await.unwrap();
     drop(p);
 
-    // Only what was asked for can be approved; `approve` shows it again and then it runs.
+    // Only what was asked for can be approved; `approve` shows it again and
+    // asks, and without a terminal to ask on approves only with --yes.
     let unknown = "ab".repeat(32);
     assert!(approve(&bench, "user", &[&unknown]).unwrap_err().contains("nothing asked for approval"));
-    let shown = approve_with(&bench.exe, &bench, "user", &[&id]).unwrap();
-    assert!(shown.contains("approved kv") && shown.contains(&api.url()), "{shown}");
+    let unasked = approve_with(&bench.exe, &bench, "user", &[&id]).unwrap_err();
+    assert!(unasked.contains("add --yes"), "{unasked}");
+    let mut p = bench.start("user").await;
+    by_value(&mut p, "kv", version, &value).await.unwrap_err();
+    drop(p);
+    let shown = approve_with(&bench.exe, &bench, "user", &[&id, "--yes"]).unwrap();
+    assert!(
+        shown.contains(&format!("kv {version} ("))
+            && shown.contains(&api.url())
+            && shown.contains(&format!("approved {id}")),
+        "{shown}"
+    );
     assert!(shown.contains(kv.to_str().unwrap()), "where it comes from: {shown}");
     assert!(approve(&bench, "user", &[&id]).unwrap().contains("approved already"));
     let listed = approve(&bench, "user", &["--list"]).unwrap();
