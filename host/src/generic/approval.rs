@@ -107,11 +107,11 @@ pub struct Approvals<'a> {
 
 impl<'a> Approvals<'a> {
     /// `policy`'s defaults as what every provider gets, with the host's
-    /// `limits` (memory in MiB, seconds) where the policy sets none.
-    pub fn new(policy: &Policy, limits: (usize, u64), store: &'a Store, listed: &'a [String]) -> Self {
-        let mut local = policy.defaults.clone();
-        local.memory_mb.get_or_insert(limits.0);
-        local.timeout_s.get_or_insert(limits.1);
+    /// `limits` ([`Runtime::default_limits`](crate::runtime::Runtime::default_limits))
+    /// where the policy sets none.
+    pub fn new(policy: &Policy, limits: Grants, store: &'a Store, listed: &'a [String]) -> Self {
+        let mut local = limits;
+        local.merge(policy.defaults.clone());
         Approvals { local, store, listed }
     }
 
@@ -180,8 +180,9 @@ mod tests {
         let store = Store::new(dir.path());
         let policy = Policy::default();
         let none: &[String] = &[];
-        let limits = (512, 900);
-        let approvals = Approvals::new(&policy, limits, &store, none);
+        let limits =
+            || Grants { memory_mb: Some(512), memory_total_mb: Some(2048), timeout_s: Some(900), ..Grants::default() };
+        let approvals = Approvals::new(&policy, limits(), &store, none);
         let asks = record(&["https://api.example.com"]);
         assert!(approvals.check(&record(&[])).is_ok(), "no grants, nothing to approve");
         let refused = approvals.check(&asks).unwrap_err();
@@ -204,23 +205,28 @@ mod tests {
 
         let listed = [asks.id()];
         let elsewhere = Store::new(dir.path().join("elsewhere"));
-        assert!(Approvals::new(&policy, limits, &elsewhere, &listed).check(&asks).is_ok());
+        assert!(Approvals::new(&policy, limits(), &elsewhere, &listed).check(&asks).is_ok());
         // The policy's defaults cover; a section for the name the value claims does not.
         let mut policy = Policy::default();
         policy.providers.insert("kv".into(), asks.grants.clone());
-        assert!(Approvals::new(&policy, limits, &elsewhere, none).check(&asks).is_err());
+        assert!(Approvals::new(&policy, limits(), &elsewhere, none).check(&asks).is_err());
         policy.defaults = asks.grants.clone();
-        assert!(Approvals::new(&policy, limits, &elsewhere, none).check(&asks).is_ok());
+        assert!(Approvals::new(&policy, limits(), &elsewhere, none).check(&asks).is_ok());
         // Limits up to the host's own need no approval; more do.
-        let limited = |memory_mb, timeout_s| Record {
-            grants: Grants { memory_mb, timeout_s, ..Grants::default() },
+        let limited = |memory_mb, timeout_s, memory_total_mb| Record {
+            grants: Grants { memory_mb, timeout_s, memory_total_mb, ..Grants::default() },
             ..asks.clone()
         };
-        let here = Approvals::new(&Policy::default(), limits, &elsewhere, none);
-        assert!(here.check(&limited(Some(64), Some(30))).is_ok());
-        assert!(here.check(&limited(Some(512), Some(900))).is_ok());
-        assert!(here.check(&limited(Some(4095), None)).is_err());
-        assert!(here.check(&limited(None, Some(86_400))).is_err());
+        let here = Approvals::new(&Policy::default(), limits(), &elsewhere, none);
+        assert!(here.check(&limited(Some(64), Some(30), Some(1024))).is_ok());
+        assert!(here.check(&limited(Some(512), Some(900), Some(2048))).is_ok());
+        assert!(here.check(&limited(Some(4095), None, None)).is_err());
+        assert!(here.check(&limited(None, Some(86_400), None)).is_err());
+        assert!(here.check(&limited(None, None, Some(4096))).is_err());
+        // The user's policy sets its own.
+        let mut policy = Policy::default();
+        policy.defaults.memory_total_mb = Some(8192);
+        assert!(Approvals::new(&policy, limits(), &elsewhere, none).check(&limited(None, None, Some(4096))).is_ok());
 
         // What the value says reaches the user's terminal escaped.
         let sneaky = Record { name: "kv\u{1b}[2K".into(), ..record(&["https://x\u{1b}[1A.example.com"]) };

@@ -14,6 +14,7 @@ use super::cache::{ArtifactCache, KnownFacts, KnownFile, SeenFile, digest};
 use super::logs::GuestLog;
 use super::monitor::Monitors;
 use super::needs::Needs;
+use super::policy::Grants;
 use super::policy::Policy;
 use super::pool::Pool;
 use super::sandbox::Sandbox;
@@ -105,10 +106,16 @@ impl Runtime {
         Ok(Arc::new(Runtime { engine, linker: OnceLock::new(), ticker: OnceLock::new(), config }))
     }
 
-    /// The limits a provider gets when its grants set none: memory per
-    /// instance in MiB, and the deadline of a call without one, in seconds.
-    pub fn default_limits(&self) -> (usize, u64) {
-        (self.config.max_memory >> 20, self.config.call_timeout.as_secs())
+    /// The limits a provider gets when its grants set none (memory per
+    /// instance and of all its instances, the deadline of a call without
+    /// one), as grants that give nothing else.
+    pub fn default_limits(&self) -> Grants {
+        Grants {
+            memory_mb: Some(self.config.max_memory >> 20),
+            memory_total_mb: Some(self.config.max_total_memory >> 20),
+            timeout_s: Some(self.config.call_timeout.as_secs()),
+            ..Grants::default()
+        }
     }
 
     /// The engine, with its epoch thread started (deadlines and yields need it).
