@@ -52,7 +52,7 @@ pub struct Pool {
     pre: ProviderPre<HostState>,
     logs: LogQueue,
     sandbox: RwLock<Arc<Sandbox>>,
-    idle: Mutex<Vec<Instance>>,
+    idle: Arc<Mutex<Vec<Instance>>>,
     permits: Arc<Semaphore>,
     /// Permits of calls that use the resource monitor (Construct, Call): a
     /// separate budget, because they wait on the engine while it creates
@@ -81,20 +81,31 @@ impl Pool {
         let sandbox = RwLock::new(Arc::new(Sandbox::deny_all(&runtime.config)));
         let cancel = Cancellation { flag: Arc::default(), interrupt_at: watch::Sender::new(None) };
         let reads_held_texts = pre.reads_held_texts();
+        let idle: Arc<Mutex<Vec<Instance>>> = Arc::default();
+        let footprint = Arc::new(Footprint::default());
+        // A running instance that needs the memory idle ones hold gets it.
+        let held = Arc::downgrade(&idle);
+        footprint.reclaim_with(move || {
+            let Some(idle) = held.upgrade() else { return };
+            let dropped = std::mem::take(&mut *idle.lock().unwrap_or_else(|p| p.into_inner()));
+            if !dropped.is_empty() {
+                tracing::debug!("dropping {} idle instances for a running one's memory", dropped.len());
+            }
+        });
         Pool {
             reads_held_texts,
             runtime,
             pre,
             logs: LogQueue::new(logs),
             sandbox,
-            idle: Mutex::default(),
+            idle,
             permits,
             monitor_permits,
             setup: SetupLog::default(),
             base: OnceLock::new(),
             packages: RwLock::default(),
             cancel,
-            footprint: Arc::default(),
+            footprint,
         }
     }
 

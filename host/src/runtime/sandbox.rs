@@ -19,8 +19,9 @@ use super::state::MAX_RANDOM_BYTES;
 pub const MAX_CALL_TIMEOUT: Duration = Duration::from_secs(7 * 86_400);
 
 /// The most a policy or a flag may let a provider's instances hold
-/// together, in MiB (1 TiB): bytes of it fit a `usize` with room.
-pub const MAX_TOTAL_MEMORY_MB: usize = 1 << 20;
+/// together, in MiB: 1 TiB, or on a 32-bit host just under 4 GiB (bytes
+/// of it must fit a `usize`).
+pub const MAX_TOTAL_MEMORY_MB: usize = if usize::BITS >= 64 { 1 << 20 } else { 4095 };
 
 #[derive(Clone, Debug)]
 pub struct Sandbox {

@@ -86,11 +86,12 @@ async fn a_provider_s_instances_share_one_memory_limit() {
         async move { c.invoke(invoke("hostile:index:hold", args)).await }
     };
     let hold = |ms: u64| hold_mb(60, ms);
-    let (a, b) = (tokio::spawn(hold(3000)), tokio::spawn(hold(3000)));
-    // Long enough for both to have allocated (the first thing they do).
-    tokio::time::sleep(Duration::from_millis(1000)).await;
-    let c = hold(0).await;
-    let all = [a.await.unwrap(), b.await.unwrap(), c];
+    // Each allocates first, then holds it for 3 s: all three at once.
+    let calls = [tokio::spawn(hold(3000)), tokio::spawn(hold(3000)), tokio::spawn(hold(3000))];
+    let mut all = Vec::new();
+    for call in calls {
+        all.push(call.await.unwrap());
+    }
     let refused: Vec<&Status> = all.iter().filter_map(|r| r.as_ref().err()).collect();
     assert_eq!(refused.len(), 1, "{all:?}");
     assert_status(refused[0], Code::ResourceExhausted, &["ran out of memory", "160 MiB", "memory-total-mb"]);
