@@ -21,12 +21,13 @@
 //! accepts them). The monitor exists only during `construct` and `call`;
 //! used at any other time, every function fails with `FailedPrecondition`.
 //!
-//! The host puts each registration and read under the component: the one
-//! `construct` registers, or in `call` the one the method is called on
-//! ([`Component::from_call`]), or under a resource registered in the same
-//! call. [`Component::child`] does that; a resource at the stack's top level
-//! or under another of the user's resources is refused, since one the user
-//! declared there may have the same URN.
+//! The host takes a registration or read only under the component (the
+//! one `construct` registers, or in `call` the one the method is called on,
+//! [`Component::from_call`]) or under a resource registered in the same
+//! call, and an alias only of an earlier identity there.
+//! [`Component::child`] gives that parent; a resource at the stack's top
+//! level or under another of the user's resources is refused, since one the
+//! user declared there may have the same URN.
 
 use std::collections::{BTreeMap, BTreeSet};
 

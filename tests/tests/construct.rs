@@ -437,9 +437,30 @@ async fn a_component_takes_over_no_other_package_s_resource() {
     assert_eq!(set.len(), 6, "each component's own, from `finish`: {set:?}");
     assert!(set.iter().all(|u| u.contains("::probe:index:Component::")), "{set:?}");
 
-    // Its own package's: an alias of one of its own, and granted, another package's.
-    let own = "urn:pulumi:dev::proj::probe:index:Thing::older";
+    // Its own package's: an alias of one of its own, and granted, another
+    // package's; but only under where the child goes (a URN names its
+    // parents' types), never at the top level or under the user's.
+    let under_me = |type_: &str, name: &str| format!("urn:pulumi:dev::proj::probe:index:Component${type_}::{name}");
+    let own = under_me("probe:index:Thing", "older");
     assert_eq!(outcome_of(&mut p, probe(&monitor, "own", json!({ "aliasOf": own }))).await, "registered");
+    let me = urn("probe:index:Component", "moved", STACK_URN);
+    assert_eq!(outcome_of(&mut p, probe(&monitor, "moved", json!({ "specUnder": me }))).await, "registered");
+    let elsewhere = [
+        json!({ "aliasOf": "urn:pulumi:dev::proj::probe:index:Thing::older" }),
+        json!({ "aliasOf": "urn:pulumi:dev::proj::other:index:Kennel$probe:index:Thing::older" }),
+        json!({ "aliasOf": under_me("probe:index:Thing", "older").replace("urn:pulumi:dev::", "urn:pulumi:prod::") }),
+        json!({ "specUnder": "" }),
+        json!({ "specUnder": kennel }),
+    ];
+    for inputs in elsewhere {
+        let outcome = outcome_of(&mut p, probe(&monitor, "moved", inputs.clone())).await;
+        assert!(outcome.contains("alias only earlier identities under where they go now"), "{inputs}: {outcome}");
+    }
+    // The component itself keeps the program's aliases (see the pets
+    // construct above), and takes no other.
+    let e = p.client.construct(probe(&monitor, "me", json!({ "selfAlias": key }))).await.unwrap_err();
+    assert_eq!(e.code(), Code::FailedPrecondition, "{e:?}");
+    assert!(e.message().contains("takes only the aliases the program gave it"), "{e:?}");
 
     // An answer naming the user's key as the component the program's SDK
     // parents to and resolves outputs against; then one naming its own.
@@ -457,12 +478,14 @@ async fn a_component_takes_over_no_other_package_s_resource() {
     assert_eq!(r.into_inner().urn, answered);
     let (_engine, mut p) = launched("probe-provider", &Launch::new().arg("--allow-package").arg("aws")).await;
     let monitor = TestMonitor::start().await;
-    for (name, inputs) in
-        [("alias", json!({ "aliasOf": key })), ("deploy", json!({ "componentType": "aws:iam:AccessKey" }))]
-    {
+    let aliased = json!({ "aliasOf": under_me("aws:iam:AccessKey", "deploy") });
+    for (name, inputs) in [("alias", aliased), ("deploy", json!({ "componentType": "aws:iam:AccessKey" }))] {
         assert_eq!(outcome_of(&mut p, probe(&monitor, name, inputs)).await, "registered", "{name}");
     }
     assert!(monitor.received().registrations.iter().any(|r| r.r#type == "aws:iam:AccessKey"));
+    // Granted, the user's own key at the top level is still not its to take.
+    let outcome = outcome_of(&mut p, probe(&monitor, "alias", json!({ "aliasOf": key }))).await;
+    assert!(outcome.contains("alias only earlier identities under where they go now"), "{outcome}");
 }
 
 /// A method's registrations and reads go under the component it is
@@ -502,11 +525,15 @@ async fn a_method_puts_its_resources_under_the_component_it_is_called_on() {
     assert_eq!(monitor.registration("nested").parent, placed, "under what the call registered");
     let before = monitor.received();
     // At the stack's top level, under another of the user's resources, or
-    // with no component named at all.
+    // with no component of the method's type named (a method's result may
+    // be a reference to any resource, which the program may call on).
+    let other = json!({ SIG_KEY: RESOURCE_REF_SIG, "urn": kennel });
     for (this, parent, rule) in [
         (Some(reference.clone()), "", "under the component it is called on"),
         (Some(reference.clone()), kennel, "under the component it is called on"),
-        (None, me.as_str(), "names no `__self__`"),
+        (None, me.as_str(), "no `__self__` of the method's type"),
+        (Some(other.clone()), me.as_str(), "no `__self__` of the method's type"),
+        (Some(other), kennel, "no `__self__` of the method's type"),
     ] {
         let said = call(this, parent).await;
         for key in ["outcome", "read"] {
@@ -578,10 +605,10 @@ async fn the_monitor_is_refused_outside_construct_and_call_and_the_host_keeps_se
     assert_eq!(
         aliases,
         [
-            alias::Alias::Urn("urn:pulumi:dev::proj::probe:index:Thing::older".into()),
+            alias::Alias::Urn("urn:pulumi:dev::proj::probe:index:Component$probe:index:Thing::older".into()),
             alias::Alias::Spec(alias::Spec {
                 name: "old-thing".into(),
-                parent: Some(alias::spec::Parent::NoParent(true)),
+                parent: Some(alias::spec::Parent::ParentUrn(c_urn.clone())),
                 ..Default::default()
             }),
         ],

@@ -10,7 +10,10 @@
 //! `placeUnder` a child and a read under that parent, and says
 //! how that went in `outcome`; with `answerAs` it answers with that URN as
 //! its component's, with `answerChild` with the URN of a child it registers
-//! (`custom`, or `component`: of its own type and name, under itself).
+//! (`custom`, or `component`: of its own type and name, under itself);
+//! with `selfAlias` it registers itself with that alias URN besides the
+//! program's, and with `specUnder` a child aliased by a spec whose parent
+//! is that URN (`""`: no parent).
 //! `call` registers a child under its `placeUnder` argument (and, if
 //! that went, one under the child) and reads one there, saying how each
 //! went; it does not read its `__self__` (the host does).
@@ -79,19 +82,25 @@ impl Provider for Probe {
 
     fn construct(&mut self, req: ConstructRequest) -> Result<ConstructResponse> {
         let package = req.resource_type.split(':').next().unwrap_or("probe").to_owned();
+        if let Some(urn) = req.inputs.get("selfAlias").and_then(Value::as_str) {
+            let options = Options::from_construct(&req).alias(Alias::Urn(urn.to_owned()));
+            component::register_resource(&req.resource_type, &req.name, false, &PropertyMap::new(), options)?;
+        }
         let me = Component::new(&req)?;
         let inputs = component::inputs(&req);
-        let spec = AliasSpec {
-            name: "old-thing".into(),
+        let spec = |name: &str, parent| AliasSpec {
+            name: name.into(),
             type_: String::new(),
             stack: String::new(),
             project: String::new(),
-            parent: AliasParent::NoParent,
+            parent,
         };
+        // Earlier identities under the component: by URN, and by spec.
+        let (above, _) = me.urn.rsplit_once("::").unwrap_or_default();
         let options = me
             .child()
-            .alias(Alias::Urn("urn:pulumi:dev::proj::probe:index:Thing::older".into()))
-            .alias(Alias::Spec(spec));
+            .alias(Alias::Urn(format!("{above}$probe:index:Thing::older")))
+            .alias(Alias::Spec(spec("old-thing", AliasParent::Urn(me.urn.clone()))));
         // `withProvider`: an explicit provider of the package first.
         if req.inputs.get("withProvider").and_then(Value::as_bool) == Some(true) {
             let provider = format!("{}-provider", req.name);
@@ -115,6 +124,13 @@ impl Provider for Probe {
                 options = options.alias(Alias::Urn(urn));
             }
             let r = me.custom(&thing, "fetched", PropertyMap::new(), options).map(drop);
+            return me.finish(PropertyMap::from([("outcome".to_owned(), outcome(r))]));
+        }
+        // `specUnder`: a child aliased by a spec naming that parent.
+        if let Some(parent) = input("specUnder") {
+            let parent = if parent.is_empty() { AliasParent::NoParent } else { AliasParent::Urn(parent) };
+            let options = me.child().alias(Alias::Spec(spec("moved", parent)));
+            let r = me.custom(&thing, "moved", PropertyMap::new(), options).map(drop);
             return me.finish(PropertyMap::from([("outcome".to_owned(), outcome(r))]));
         }
         // `componentType`: a local component of that type, in the stack.

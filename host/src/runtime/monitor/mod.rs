@@ -14,6 +14,10 @@ use super::bindings::{rp, types};
 use super::http::{Denials, note};
 use super::state::HostState;
 
+mod guard;
+pub(in crate::runtime) use guard::guarded;
+pub use guard::{Asked, Home, MonitorAnswer, WithMonitor};
+
 /// The error every monitor function returns outside `construct` and `call`.
 pub const NOT_AVAILABLE: &str = "the resource monitor is only available during construct and call";
 
@@ -156,18 +160,6 @@ pub(super) struct Reach {
     pub home: Home,
 }
 
-/// Where a `construct`'s or a `call`'s registrations and reads may put
-/// their resources, besides under one the same call registered.
-#[derive(Clone, Debug)]
-pub enum Home {
-    /// A `construct`: the component asked for is registered under the
-    /// parent the request gave, and the rest go under it.
-    Component(Asked<'static>),
-    /// A `call`: under the component it is called on (its `__self__`
-    /// argument), when it names one.
-    Under(Option<String>),
-}
-
 impl Reach {
     /// Whether `token` (asked for at `version`, when one is named) is the
     /// component's to ask for.
@@ -270,165 +262,6 @@ impl Reach {
     }
 }
 
-/// `inner`, letting through only what `reach` allows.
-pub(super) fn guarded(inner: Arc<dyn ResourceMonitor>, reach: Reach) -> Arc<dyn ResourceMonitor> {
-    Arc::new(Guarded { inner, reach, registered: Default::default() })
-}
-
-struct Guarded {
-    inner: Arc<dyn ResourceMonitor>,
-    reach: Reach,
-    /// The URNs registered through this monitor: the only ones whose
-    /// outputs it may set (the engine takes outputs for any resource whose
-    /// registration is pending, custom ones of other packages among them).
-    /// With each, the component it is, if it is a local one.
-    registered: std::sync::Mutex<std::collections::HashMap<String, Option<Asked<'static>>>>,
-}
-
-/// A component as a `construct` request asks for it, or as registered.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Asked<'a> {
-    pub type_: std::borrow::Cow<'a, str>,
-    pub name: std::borrow::Cow<'a, str>,
-    pub parent: std::borrow::Cow<'a, str>,
-}
-
-impl Asked<'_> {
-    pub fn owned(&self) -> Asked<'static> {
-        let own = |c: &str| std::borrow::Cow::Owned(c.to_owned());
-        Asked { type_: own(&self.type_), name: own(&self.name), parent: own(&self.parent) }
-    }
-}
-
-impl Guarded {
-    /// Where a registration or read puts its resource: at its [`Home`], or
-    /// under a resource the same call registered (the component or one
-    /// below it). A resource elsewhere, at the stack's top level or under
-    /// another of the user's resources, could have the URN of one the
-    /// user declared there and take it over. `component` is the
-    /// registration's, if it is a local component.
-    fn check_parent(
-        &self,
-        what: &str,
-        type_: &str,
-        name: &str,
-        component: Option<&Asked<'_>>,
-        parent: &str,
-    ) -> MonitorResult<()> {
-        let at_home = match &self.reach.home {
-            Home::Component(asked) => component == Some(asked),
-            Home::Under(urn) => !parent.is_empty() && urn.as_deref() == Some(parent),
-        };
-        if at_home
-            || (!parent.is_empty() && self.registered.lock().unwrap_or_else(|p| p.into_inner()).contains_key(parent))
-        {
-            return Ok(());
-        }
-        let place = if parent.is_empty() { "the stack's top level".to_owned() } else { format!("{:?}", shown(parent)) };
-        let rule = match &self.reach.home {
-            Home::Component(_) => "a component puts its resources under itself".to_owned(),
-            Home::Under(Some(urn)) => {
-                format!("a method puts its resources under the component it is called on ({:?})", shown(urn))
-            }
-            Home::Under(None) => "a call that names no `__self__` has no component to put resources under".to_owned(),
-        };
-        Err(self.reach.refuse(format!(
-            "{what} {:?} named {:?} under {place}: {rule} (or under what it registered in the same call)",
-            shown(type_),
-            shown(name)
-        )))
-    }
-}
-
-fn refused<T: Send + 'static>(e: types::Error) -> BoxFuture<'static, MonitorResult<T>> {
-    Box::pin(async move { Err(e) })
-}
-
-impl ResourceMonitor for Guarded {
-    fn register_resource(
-        &self,
-        request: m::RegisterResourceRequest,
-    ) -> BoxFuture<'_, MonitorResult<m::RegisterResourceResponse>> {
-        let component = (!request.custom && !request.remote).then(|| Asked {
-            type_: request.type_.clone().into(),
-            name: request.name.clone().into(),
-            parent: request.options.parent.clone().into(),
-        });
-        let (type_, name, parent) = (&request.type_, &request.name, &request.options.parent);
-        let placed = self.check_parent("registering", type_, name, component.as_ref(), parent);
-        if let Err(e) = self.reach.register(&request).and(placed) {
-            return refused(e);
-        }
-        Box::pin(async move {
-            let response = self.inner.register_resource(request).await?;
-            self.registered.lock().unwrap_or_else(|p| p.into_inner()).insert(response.urn.clone(), component);
-            Ok(response)
-        })
-    }
-    fn register_resource_outputs(&self, urn: String, outputs: types::Value) -> BoxFuture<'_, MonitorResult<()>> {
-        if !self.registered.lock().unwrap_or_else(|p| p.into_inner()).contains_key(&urn) {
-            let message = format!(
-                "registering outputs of {:?}: a component sets the outputs only of resources it registered in the same call",
-                shown(&urn)
-            );
-            return refused(self.reach.refuse(message));
-        }
-        self.inner.register_resource_outputs(urn, outputs)
-    }
-    fn invoke(&self, request: m::InvokeRequest) -> BoxFuture<'_, MonitorResult<m::InvokeResponse>> {
-        let allowed = self.reach.check("invoking", &request.token, &request.version);
-        match allowed.and_then(|()| self.reach.check_provider("invoking with provider", &request.provider)) {
-            Ok(()) => self.inner.invoke(request),
-            Err(e) => refused(e),
-        }
-    }
-    fn read_resource(&self, request: m::ReadResourceRequest) -> BoxFuture<'_, MonitorResult<m::ReadResourceResponse>> {
-        let allowed = self.reach.check("reading", &request.type_, &request.version);
-        let allowed =
-            allowed.and_then(|()| self.check_parent("reading", &request.type_, &request.name, None, &request.parent));
-        match allowed.and_then(|()| self.reach.check_provider("reading with provider", &request.provider)) {
-            Ok(()) => self.inner.read_resource(request),
-            Err(e) => refused(e),
-        }
-    }
-    /// The program's SDK takes the answer's URN as its component's: it
-    /// parents resources to it and resolves outputs against it. It must be
-    /// the component the program asked for (its type, name and parent),
-    /// registered as a local component in the same call; anything else
-    /// would be another resource of the user's state.
-    fn answer_urn(&self, urn: &str, asked: &Asked<'_>) -> MonitorResult<()> {
-        let registered = self.registered.lock().unwrap_or_else(|p| p.into_inner());
-        if registered.get(urn).is_some_and(|c| c.as_ref() == Some(asked)) {
-            return Ok(());
-        }
-        Err(self.reach.refuse(format!(
-            "construct answered with {:?}: a component answers with the URN of the {:?} named {:?} it registered \
-             as a component in the same call, under the parent it was given",
-            shown(urn),
-            shown(&asked.type_),
-            shown(&asked.name)
-        )))
-    }
-}
-
-/// An answer of a call that used the monitor, as [`ResourceMonitor::answer_urn`] checks it.
-pub trait MonitorAnswer {
-    /// The URN the answer gives as the component's, if any.
-    fn component_urn(&self) -> Option<&str>;
-}
-
-impl MonitorAnswer for rp::ConstructResponse {
-    fn component_urn(&self) -> Option<&str> {
-        Some(&self.urn)
-    }
-}
-
-impl MonitorAnswer for rp::CallResponse {
-    fn component_urn(&self) -> Option<&str> {
-        None
-    }
-}
-
 /// A guest's token, URN or name as an error shows it: escaped and cut.
 fn shown(text: &str) -> String {
     crate::text::escape_within(text.to_owned(), &[], 200)
@@ -447,78 +280,6 @@ fn hook_names(h: &types::ResourceHooks) -> impl Iterator<Item = &String> {
     ]
     .into_iter()
     .flatten()
-}
-
-/// Names the deployment of a request whose call may use the monitor, and
-/// the resource hooks it passes on.
-pub trait WithMonitor {
-    fn deployment(&self) -> &rp::Deployment;
-    fn hooks(&self) -> Vec<String>;
-    /// The component the call must answer with, if any.
-    fn asked(&self) -> Option<Asked<'_>>;
-    /// Where the call's resources go.
-    fn home(&self) -> Home;
-}
-
-impl WithMonitor for rp::ConstructRequest {
-    fn deployment(&self) -> &rp::Deployment {
-        &self.deployment
-    }
-    fn hooks(&self) -> Vec<String> {
-        self.resource_hooks.as_ref().map(|h| hook_names(h).cloned().collect()).unwrap_or_default()
-    }
-    fn asked(&self) -> Option<Asked<'_>> {
-        Some(Asked { type_: (&*self.type_).into(), name: (&*self.name).into(), parent: (&*self.parent).into() })
-    }
-    fn home(&self) -> Home {
-        Home::Component(Asked {
-            type_: self.type_.clone().into(),
-            name: self.name.clone().into(),
-            parent: self.parent.clone().into(),
-        })
-    }
-}
-
-impl WithMonitor for rp::CallRequest {
-    fn deployment(&self) -> &rp::Deployment {
-        &self.deployment
-    }
-    fn hooks(&self) -> Vec<String> {
-        vec![]
-    }
-    fn asked(&self) -> Option<Asked<'_>> {
-        None
-    }
-    fn home(&self) -> Home {
-        Home::Under(self_urn(&self.args))
-    }
-}
-
-/// The URN of a `call`'s `__self__` argument: a resource reference, or
-/// the URN itself when the program takes no references, either perhaps
-/// secret or an output value. The host built these arguments from the
-/// engine's.
-fn self_urn(args: &types::Value) -> Option<String> {
-    use super::bindings::spans::range;
-    use super::bindings::tree::{Node, Str};
-    let v = super::bindings::words::unpack_trusted(args);
-    let text = |s| v.text.get(range(s));
-    let Some(Node::Object(fields)) = v.nodes.first() else { return None };
-    let &(_, mut at) = v.fields.get(range(*fields))?.iter().find(|(k, _)| text(*k) == Some("__self__"))?;
-    // Each wrapper's child comes later in the nodes (pre-order), so this ends.
-    loop {
-        match v.nodes.get(at as usize)? {
-            Node::Secret(child) if *child > at => at = *child,
-            Node::Output(o) => match o.value {
-                Some(child) if child > at => at = child,
-                _ => return None,
-            },
-            Node::ResourceReference(r) => return text(r.urn).map(str::to_owned),
-            Node::String(Str::Short(s)) => return text(*s).map(str::to_owned),
-            Node::String(Str::Long(s)) => return Some(s.clone()),
-            _ => return None,
-        }
-    }
 }
 
 type Answer<T> = wasmtime::Result<MonitorResult<T>>;
@@ -741,39 +502,6 @@ mod tests {
         none.register(&hooked(&["audit"])).unwrap();
         let e = none.register(&hooked(&["audit", "wipe"])).unwrap_err();
         assert!(matches!(&e, types::Error::FailedPrecondition(m) if m.contains("hook \"wipe\"")), "{e:?}");
-    }
-
-    /// A method's component, however the engine sends its `__self__`.
-    #[test]
-    fn a_call_s_self_is_found_in_its_arguments() {
-        use crate::convert::value::{sig, struct_into_wit};
-        use prost_types::{Struct, Value as V, value::Kind};
-        let s = |t: &str| V { kind: Some(Kind::StringValue(t.into())) };
-        let obj =
-            |fields: &[(&str, V)]| Struct { fields: fields.iter().map(|(k, v)| (k.to_string(), v.clone())).collect() };
-        let special = |signature: &str, fields: &[(&str, V)]| {
-            let mut all = vec![(sig::KEY, s(signature))];
-            all.extend(fields.iter().cloned());
-            V { kind: Some(Kind::StructValue(obj(&all))) }
-        };
-        let urn = "urn:pulumi:dev::proj::pets:index:Kennel::k";
-        let long = format!("urn:pulumi:dev::proj::pets:index:Kennel::{}", "k".repeat(2000));
-        let reference = special(sig::RESOURCE_REFERENCE, &[("urn", s(urn))]);
-        let secret = special(sig::SECRET, &[("value", reference.clone())]);
-        let output = special(sig::OUTPUT_VALUE, &[("value", secret.clone())]);
-        let unknown = special(sig::OUTPUT_VALUE, &[]);
-        let of = |v: Option<V>| {
-            let mut fields = vec![("name", s("rex"))];
-            fields.extend(v.map(|v| ("__self__", v)));
-            self_urn(&struct_into_wit(obj(&fields)).unwrap())
-        };
-        for v in [reference, secret, output, s(urn)] {
-            assert_eq!(of(Some(v.clone())).as_deref(), Some(urn), "{v:?}");
-        }
-        assert_eq!(of(Some(s(&long))), Some(long), "a long string is held apart from the text");
-        for v in [None, Some(unknown), Some(V { kind: Some(Kind::NumberValue(1.0)) })] {
-            assert_eq!(of(v.clone()), None, "{v:?}");
-        }
     }
 
     #[tokio::test]
