@@ -322,16 +322,22 @@ impl m::Host for HostState {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_component_reaches_its_own_packages_and_the_granted_ones() {
-        let reach = |granted: &[&str]| Reach {
-            own: vec![("pets".into(), "0.1.0".into()), ("fleet".into(), "2.0.0".into())],
+    /// Provider `pets`, serving the packages `own`, granted `granted` and
+    /// the hook `audit`.
+    fn with_grants(own: &[(&str, &str)], granted: &[&str]) -> Reach {
+        Reach {
+            own: own.iter().map(|(p, v)| (p.to_string(), v.to_string())).collect(),
             granted: granted.iter().map(|g| g.to_string()).collect(),
             hooks: vec!["audit".into()],
             provider: "pets".into(),
             denials: Denials::default(),
             home: Home::Under(None),
-        };
+        }
+    }
+
+    #[test]
+    fn a_component_reaches_its_own_packages_and_the_granted_ones() {
+        let reach = |granted: &[&str]| with_grants(&[("pets", "0.1.0"), ("fleet", "2.0.0")], granted);
         let none = reach(&[]);
         for mine in ["pets:index:Kennel", "fleet:index:Thing", "pulumi:providers:fleet"] {
             none.check("registering", mine, "").unwrap();
@@ -422,14 +428,7 @@ mod tests {
     /// state, so they are held to the same packages as a custom resource.
     #[test]
     fn local_components_and_aliases_reach_only_reachable_packages() {
-        let reach = |granted: &[&str]| Reach {
-            own: vec![("pets".into(), "0.1.0".into())],
-            granted: granted.iter().map(|g| g.to_string()).collect(),
-            hooks: vec!["audit".into()],
-            provider: "pets".into(),
-            denials: Denials::default(),
-            home: Home::Under(None),
-        };
+        let reach = |granted: &[&str]| with_grants(&[("pets", "0.1.0")], granted);
         let none = reach(&[]);
         // Its own local component, at any version (it loads no plugin).
         none.register(&registration("pets:index:Kennel", false, vec![])).unwrap();
