@@ -86,11 +86,20 @@ impl Pool {
         // A running instance that needs the memory idle ones hold gets it.
         let held = Arc::downgrade(&idle);
         footprint.reclaim_with(move || {
-            let Some(idle) = held.upgrade() else { return };
-            let dropped = std::mem::take(&mut *idle.lock().unwrap_or_else(|p| p.into_inner()));
-            if !dropped.is_empty() {
-                tracing::debug!("dropping {} idle instances for a running one's memory", dropped.len());
+            let Some(idle) = held.upgrade() else { return false };
+            // Dropped once the lock is let go; the most grown one first.
+            let dropped = {
+                let mut idle = idle.lock().unwrap_or_else(|p| p.into_inner());
+                let largest = (0..idle.len()).max_by_key(|&i| idle[i].store.data().limits.memory);
+                largest.map(|i| idle.swap_remove(i))
+            };
+            if let Some(inst) = &dropped {
+                tracing::debug!(
+                    "dropping an idle instance of {} MiB for a running one",
+                    inst.store.data().limits.memory >> 20
+                );
             }
+            dropped.is_some()
         });
         Pool {
             reads_held_texts,

@@ -283,8 +283,9 @@ impl std::fmt::Display for MemoryCap {
 #[derive(Default)]
 pub struct Footprint {
     used: AtomicUsize,
-    /// Drops the pool's idle instances, giving their memory back.
-    reclaim: std::sync::OnceLock<Box<dyn Fn() + Send + Sync>>,
+    /// Drops one of the pool's idle instances, giving its memory back;
+    /// false when none is left.
+    reclaim: std::sync::OnceLock<Box<dyn Fn() -> bool + Send + Sync>>,
 }
 
 impl std::fmt::Debug for Footprint {
@@ -294,20 +295,24 @@ impl std::fmt::Debug for Footprint {
 }
 
 impl Footprint {
-    /// `reclaim` drops the instances that sit idle, when a running one
-    /// needs their memory (once; later calls change nothing).
-    pub(super) fn reclaim_with(&self, reclaim: impl Fn() + Send + Sync + 'static) {
+    /// `reclaim` drops one instance that sits idle (false when none is
+    /// left), for a running one that needs its memory. Set once; later
+    /// calls change nothing.
+    pub(super) fn reclaim_with(&self, reclaim: impl Fn() -> bool + Send + Sync + 'static) {
         let _ = self.reclaim.set(Box::new(reclaim));
     }
 
-    /// Counts `bytes` more if the total stays within `limit`, dropping the
-    /// idle instances first if that makes room.
+    /// Counts `bytes` more if the total stays within `limit`, dropping
+    /// idle instances one by one while that is not so.
     fn take_or_reclaim(&self, bytes: usize, limit: usize) -> bool {
-        self.take(bytes, limit)
-            || self.reclaim.get().is_some_and(|reclaim| {
-                reclaim();
-                self.take(bytes, limit)
-            })
+        loop {
+            if self.take(bytes, limit) {
+                return true;
+            }
+            if !self.reclaim.get().is_some_and(|reclaim| reclaim()) {
+                return false;
+            }
+        }
     }
 
     /// Counts `bytes` more, if the total stays within `limit`.
@@ -372,7 +377,8 @@ impl ResourceLimiter for HostState {
     /// failed is not said, so taking back could count less than is held.
     fn memory_grow_failed(&mut self, error: wasmtime::Error) -> wasmtime::Result<()> {
         tracing::debug!("linear memory could not grow: {error:#}");
-        Ok(())
+        // It traps, as a refused growth does.
+        self.limits.inner.memory_grow_failed(error)
     }
 
     fn table_growing(&mut self, current: usize, desired: usize, maximum: Option<usize>) -> wasmtime::Result<bool> {
@@ -475,9 +481,10 @@ mod tests {
         assert!(state.memory_growing(300 * MIB, 500 * MIB, None).unwrap());
         assert_eq!(state.limits.memory, 500 * MIB);
         assert!(state.memory_growing(500 * MIB, 513 * MIB, None).is_err());
-        // A growth allowed that the system then refuses still counts.
+        // A growth allowed that the system then refuses traps, and still counts.
         assert!(state.memory_growing(500 * MIB, 510 * MIB, None).unwrap());
-        state.memory_grow_failed(wasmtime::format_err!("mmap failed")).unwrap();
+        let e = state.memory_grow_failed(wasmtime::format_err!("mmap failed")).unwrap_err();
+        assert!(format!("{e:#}").contains("mmap failed"), "{e:#}");
         assert_eq!(state.limits.memory, 510 * MIB);
     }
 
@@ -518,23 +525,27 @@ mod tests {
         let said = RuntimeError::OutOfMemory { cap: c.limits.refused.unwrap(), partial: None }.to_string();
         assert!(said.contains("the 700 MiB they may hold together") && said.contains("memory-total-mb"), "{said}");
 
-        // Instances sitting idle give their memory to a running one that needs it.
+        // Instances sitting idle give their memory to a running one that
+        // needs it, one at a time, as many as it takes.
         drop((b, c));
-        let idle = Arc::new(Mutex::new(vec![instance(), instance()]));
-        let held = Arc::downgrade(&idle);
-        footprint.reclaim_with(move || drop(held.upgrade().map(|idle| std::mem::take(&mut *idle.lock().unwrap()))));
-        for state in idle.lock().unwrap().iter_mut() {
-            assert!(state.memory_growing(0, 300 * MIB, None).unwrap());
+        let mut sitting = vec![instance(), instance(), instance()];
+        for (state, mib) in sitting.iter_mut().zip([100, 200, 300]) {
+            assert!(state.memory_growing(0, mib * MIB, None).unwrap());
         }
+        let idle = Arc::new(Mutex::new(sitting));
+        let held = Arc::downgrade(&idle);
+        footprint.reclaim_with(move || held.upgrade().is_some_and(|idle| idle.lock().unwrap().pop().is_some()));
         let mut running = instance();
         assert!(running.memory_growing(0, 100 * MIB, None).unwrap(), "fits beside them");
-        assert!(running.memory_growing(100 * MIB, 400 * MIB, None).unwrap(), "in their place");
+        assert_eq!(idle.lock().unwrap().len(), 3);
+        assert!(running.memory_growing(100 * MIB, 300 * MIB, None).unwrap(), "in place of one");
+        assert_eq!((idle.lock().unwrap().len(), footprint.used()), (2, 600 * MIB));
+        assert!(running.memory_growing(300 * MIB, 512 * MIB, None).unwrap(), "of another");
+        assert_eq!((idle.lock().unwrap().len(), footprint.used()), (1, 612 * MIB));
+        assert!(instance().memory_growing(0, 200 * MIB, None).is_err(), "dropping the last is not enough");
         assert!(idle.lock().unwrap().is_empty());
-        assert_eq!(footprint.used(), 400 * MIB);
-        assert!(running.memory_growing(400 * MIB, 512 * MIB, None).unwrap());
-        assert!(instance().memory_growing(0, 200 * MIB, None).is_err(), "nothing idle is left to drop");
         // A failed growth takes nothing back: which one failed is not said.
-        running.memory_grow_failed(wasmtime::format_err!("refused")).unwrap();
+        assert!(running.memory_grow_failed(wasmtime::format_err!("refused")).is_err());
         assert_eq!((running.limits.memory, footprint.used()), (512 * MIB, 512 * MIB));
     }
 }

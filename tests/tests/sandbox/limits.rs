@@ -104,6 +104,26 @@ async fn a_provider_s_instances_share_one_memory_limit() {
     }
 }
 
+/// Idle instances hold memory too: a running one that needs it drops them.
+/// Three calls leave three instances of ~10 MiB idle (under the quarter
+/// of the 128 MiB total that idle ones may keep); a call of 110 MiB then
+/// needs more than the 128 MiB beside them.
+#[tokio::test]
+async fn a_running_instance_gets_the_memory_idle_ones_hold() {
+    let toml = policy(30, Some(128), "memory-total-mb = 128");
+    let (_engine, p) = hostile_with(&toml).await;
+    let hold = |mb: u64, ms: u64| {
+        let mut c = p.client.clone();
+        async move { c.invoke(invoke("hostile:index:hold", json!({ "mb": mb, "sleepMs": ms }))).await }
+    };
+    let calls = [tokio::spawn(hold(8, 500)), tokio::spawn(hold(8, 500)), tokio::spawn(hold(8, 500))];
+    for call in calls {
+        call.await.unwrap().unwrap();
+    }
+    let held = hold(110, 0).await.unwrap_or_else(|e| panic!("{e:?}")).into_inner();
+    assert_eq!(from_struct(held.r#return.as_ref())["held"], json!(110.0 * 1024.0 * 1024.0));
+}
+
 /// A reused instance's memory is already grown, and its allocator may not
 /// reuse it for a larger block: an instance kept idle holds no more than a
 /// quarter of its limit, so a call after another still has most of it.
