@@ -444,13 +444,18 @@ async fn a_component_takes_over_no_other_package_s_resource() {
     let own = under_me("probe:index:Thing", "older");
     assert_eq!(outcome_of(&mut p, probe(&monitor, "own", json!({ "aliasOf": own }))).await, "registered");
     let me = urn("probe:index:Component", "moved", STACK_URN);
-    assert_eq!(outcome_of(&mut p, probe(&monitor, "moved", json!({ "specUnder": me }))).await, "registered");
+    for under in [me.as_str(), "inherit"] {
+        let outcome = outcome_of(&mut p, probe(&monitor, "moved", json!({ "specUnder": under }))).await;
+        assert_eq!(outcome, "registered", "{under}");
+    }
     let elsewhere = [
         json!({ "aliasOf": "urn:pulumi:dev::proj::probe:index:Thing::older" }),
         json!({ "aliasOf": "urn:pulumi:dev::proj::other:index:Kennel$probe:index:Thing::older" }),
         json!({ "aliasOf": under_me("probe:index:Thing", "older").replace("urn:pulumi:dev::", "urn:pulumi:prod::") }),
         json!({ "specUnder": "" }),
         json!({ "specUnder": kennel }),
+        // The engine splices a spec's project into the URN, `::` and all.
+        json!({ "specUnder": "inherit", "specProject": "proj::aws:iam:AccessKey" }),
     ];
     for inputs in elsewhere {
         let outcome = outcome_of(&mut p, probe(&monitor, "moved", inputs.clone())).await;
@@ -458,7 +463,8 @@ async fn a_component_takes_over_no_other_package_s_resource() {
     }
     // The component itself keeps the program's aliases (see the pets
     // construct above), and takes no other.
-    let e = p.client.construct(probe(&monitor, "me", json!({ "selfAlias": key }))).await.unwrap_err();
+    let another = urn("probe:index:Component", "another", STACK_URN);
+    let e = p.client.construct(probe(&monitor, "me", json!({ "selfAlias": another }))).await.unwrap_err();
     assert_eq!(e.code(), Code::FailedPrecondition, "{e:?}");
     assert!(e.message().contains("takes only the aliases the program gave it"), "{e:?}");
 

@@ -339,8 +339,11 @@ fn contract_hint(engine: &Engine, component: &Component) -> String {
 }
 
 /// Package names become resource-token prefixes and plugin file names.
+/// `pulumi` is the engine's own package (`pulumi:pulumi:getResource` reads
+/// any resource's state): no component may take it as its own.
 fn validate_package_name(name: &str) -> Result<(), RuntimeError> {
-    let ok = !name.is_empty()
+    let ok = name != "pulumi"
+        && !name.is_empty()
         && name.len() <= 64
         && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
         && name.starts_with(|c: char| c.is_ascii_lowercase());
@@ -378,6 +381,21 @@ fn build_engine(config: &RuntimeConfig) -> wasmtime::Result<Engine> {
             tracing::warn!("pooling allocator unavailable ({err:#}); using on-demand allocation");
             c.allocation_strategy(InstanceAllocationStrategy::OnDemand);
             Engine::new(&c)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_package_name_is_a_lower_case_name_and_never_the_engine_s_own() {
+        for good in ["pets", "kv2", "my-pkg_x"] {
+            validate_package_name(good).unwrap();
+        }
+        for bad in ["pulumi", "", "Pets", "2kv", "-x", "a:b", &"x".repeat(65)] {
+            assert!(validate_package_name(bad).is_err(), "{bad:?}");
         }
     }
 }

@@ -98,10 +98,11 @@ impl Guarded {
     /// over, so it is held to where the registration itself may go: the
     /// component asked for keeps the aliases the program gave it and no
     /// others (its parent is the program's), and everything else only
-    /// aliases under its own parent's kind (a spec with the same parent,
-    /// or one `placeable`; a URN under a resource of its parent's type,
-    /// stack and project). A URN names its parents' types, not their
-    /// names, so another resource of the parent's type is not told apart.
+    /// aliases under its own parent's kind (a spec of this stack and
+    /// project with the same parent, or one `placeable`; a URN under a
+    /// resource of its parent's types, stack and project). A URN names its
+    /// parents' types, not their names, so another resource of the
+    /// parent's types is not told apart.
     fn check_alias_places(&self, r: &m::RegisterResourceRequest, component: Option<&Asked<'_>>) -> MonitorResult<()> {
         use types::{Alias, AliasParent};
         let given = match &self.reach.home {
@@ -111,6 +112,9 @@ impl Guarded {
         for alias in &r.options.aliases {
             let fits = match (given, alias) {
                 (Some(given), _) => given.iter().any(|g| same_alias(g, alias)),
+                // Another stack's or project's name would also be spliced
+                // into the URN the engine builds, `::` and all.
+                (None, Alias::Spec(spec)) if !spec.stack.is_empty() || !spec.project.is_empty() => false,
                 (None, Alias::Spec(spec)) => match &spec.parent {
                     AliasParent::Inherit => true,
                     AliasParent::NoParent => false,
@@ -304,9 +308,10 @@ impl WithMonitor for rp::CallRequest {
     }
     /// `__self__` only if it is a resource of the method's type (the
     /// token's, before `/`): a method's result may be a reference to any
-    /// resource, which the program may call a method on in turn.
+    /// resource, which the program may call a method on in turn. Never one
+    /// of the engine's own (the stack).
     fn home(&self) -> Home {
-        let type_ = self.token.split_once('/').map(|(type_, _)| type_);
+        let type_ = self.token.split_once('/').map(|(type_, _)| type_).filter(|t| !t.starts_with("pulumi:pulumi:"));
         Home::Under(self_urn(&self.args).filter(|urn| urn_type(urn).is_some() && urn_type(urn) == type_))
     }
 }

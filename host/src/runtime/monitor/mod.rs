@@ -172,7 +172,9 @@ impl Reach {
         if parts.len() != 3 || parts.iter().any(|p| p.is_empty()) || token.contains('$') {
             return Err(self.refuse(format!("{what} {:?}: not a `package:module:member` token", shown(token))));
         }
-        if let Some((_, served)) = self.own.iter().find(|(p, _)| !p.is_empty() && p == package) {
+        // Never the engine's own package, whatever name a component took.
+        let own = |p: &String| !p.is_empty() && p != "pulumi" && p == package;
+        if let Some((_, served)) = self.own.iter().find(|(p, _)| own(p)) {
             // Another version of its own package would be another plugin,
             // which the engine may download and run natively.
             if !version.is_empty() && version != served {
@@ -369,6 +371,9 @@ mod tests {
                 "{forged}: {e:?}"
             );
         }
+        // Nor is the engine's own, whatever names its packages took.
+        let engine_s = with_grants(&[("pulumi", "1.0.0")], &[]);
+        assert!(engine_s.check("invoking", "pulumi:pulumi:getResource", "").is_err());
         // The name a component gives itself is not its package: only what `own` lists.
         let unnamed = Reach { own: vec![], ..reach(&[]) };
         assert!(unnamed.check("registering", "pets:index:Kennel", "").is_err());

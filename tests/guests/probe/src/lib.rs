@@ -13,7 +13,8 @@
 //! (`custom`, or `component`: of its own type and name, under itself);
 //! with `selfAlias` it registers itself with that alias URN besides the
 //! program's, and with `specUnder` a child aliased by a spec whose parent
-//! is that URN (`""`: no parent).
+//! is that URN (`""`: no parent; `inherit`: its own), of project
+//! `specProject` if given.
 //! `call` registers a child under its `placeUnder` argument (and, if
 //! that went, one under the child) and reads one there, saying how each
 //! went; it does not read its `__self__` (the host does).
@@ -128,8 +129,13 @@ impl Provider for Probe {
         }
         // `specUnder`: a child aliased by a spec naming that parent.
         if let Some(parent) = input("specUnder") {
-            let parent = if parent.is_empty() { AliasParent::NoParent } else { AliasParent::Urn(parent) };
-            let options = me.child().alias(Alias::Spec(spec("moved", parent)));
+            let parent = match parent.as_str() {
+                "" => AliasParent::NoParent,
+                "inherit" => AliasParent::Inherit,
+                _ => AliasParent::Urn(parent),
+            };
+            let project = input("specProject").unwrap_or_default();
+            let options = me.child().alias(Alias::Spec(AliasSpec { project, ..spec("moved", parent) }));
             let r = me.custom(&thing, "moved", PropertyMap::new(), options).map(drop);
             return me.finish(PropertyMap::from([("outcome".to_owned(), outcome(r))]));
         }
