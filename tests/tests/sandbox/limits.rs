@@ -71,6 +71,19 @@ async fn a_memory_bomb_hits_the_memory_limit() {
     assert_eq!(again.code(), Code::ResourceExhausted);
 }
 
+/// The hostile guest's `hold`: `mb` MiB allocated, then kept `ms`.
+fn hold(p: &Plugin, mb: u64, ms: u64) -> impl Future<Output = Result<tonic::Response<InvokeResponse>, Status>> + use<> {
+    let mut c = p.client.clone();
+    async move { c.invoke(invoke("hostile:index:hold", json!({ "mb": mb, "sleepMs": ms }))).await }
+}
+
+/// Asserts a `hold` of `mb` MiB went through.
+#[track_caller]
+fn held(answer: Result<tonic::Response<InvokeResponse>, Status>, mb: u64) {
+    let held = answer.unwrap_or_else(|e| panic!("{mb} MiB: {e:?}")).into_inner();
+    assert_eq!(from_struct(held.r#return.as_ref())["held"], json!(mb as f64 * 1024.0 * 1024.0));
+}
+
 /// Each instance's limit alone would let a provider hold it in every
 /// instance the engine's concurrent calls keep busy: all of them together
 /// get `memory-total-mb`. Two instances holding 60 MiB fit in 160 MiB, a
@@ -80,14 +93,8 @@ async fn a_memory_bomb_hits_the_memory_limit() {
 async fn a_provider_s_instances_share_one_memory_limit() {
     let toml = policy(30, Some(128), "memory-total-mb = 160");
     let (_engine, p) = hostile_with(&toml).await;
-    let hold_mb = |mb: u64, ms: u64| {
-        let mut c = p.client.clone();
-        let args = json!({ "mb": mb, "sleepMs": ms });
-        async move { c.invoke(invoke("hostile:index:hold", args)).await }
-    };
-    let hold = |ms: u64| hold_mb(60, ms);
     // Each allocates first, then holds it for 3 s: all three at once.
-    let calls = [tokio::spawn(hold(3000)), tokio::spawn(hold(3000)), tokio::spawn(hold(3000))];
+    let calls = [tokio::spawn(hold(&p, 60, 3000)), tokio::spawn(hold(&p, 60, 3000)), tokio::spawn(hold(&p, 60, 3000))];
     let mut all = Vec::new();
     for call in calls {
         all.push(call.await.unwrap());
@@ -99,8 +106,7 @@ async fn a_provider_s_instances_share_one_memory_limit() {
     // Idle instances keep no more than a quarter of the 160 MiB, so the
     // call that needs 100 MiB does not get one already grown by 60.
     for mb in [60, 60, 100] {
-        let held = hold_mb(mb, 0).await.unwrap().into_inner();
-        assert_eq!(from_struct(held.r#return.as_ref())["held"], json!(mb as f64 * 1024.0 * 1024.0));
+        held(hold(&p, mb, 0).await, mb);
     }
 }
 
@@ -112,16 +118,11 @@ async fn a_provider_s_instances_share_one_memory_limit() {
 async fn a_running_instance_gets_the_memory_idle_ones_hold() {
     let toml = policy(30, Some(128), "memory-total-mb = 128");
     let (_engine, p) = hostile_with(&toml).await;
-    let hold = |mb: u64, ms: u64| {
-        let mut c = p.client.clone();
-        async move { c.invoke(invoke("hostile:index:hold", json!({ "mb": mb, "sleepMs": ms }))).await }
-    };
-    let calls = [tokio::spawn(hold(8, 500)), tokio::spawn(hold(8, 500)), tokio::spawn(hold(8, 500))];
+    let calls = [tokio::spawn(hold(&p, 8, 500)), tokio::spawn(hold(&p, 8, 500)), tokio::spawn(hold(&p, 8, 500))];
     for call in calls {
-        call.await.unwrap().unwrap();
+        held(call.await.unwrap(), 8);
     }
-    let held = hold(110, 0).await.unwrap_or_else(|e| panic!("{e:?}")).into_inner();
-    assert_eq!(from_struct(held.r#return.as_ref())["held"], json!(110.0 * 1024.0 * 1024.0));
+    held(hold(&p, 110, 0).await, 110);
 }
 
 /// A reused instance's memory is already grown, and its allocator may not
@@ -131,10 +132,7 @@ async fn a_running_instance_gets_the_memory_idle_ones_hold() {
 async fn a_call_on_a_reused_instance_still_has_most_of_its_memory_limit() {
     let (_engine, p) = hostile_with(&policy(30, Some(128), "")).await;
     for mb in [60, 100, 30, 90] {
-        let mut c = p.client.clone();
-        let held = c.invoke(invoke("hostile:index:hold", json!({ "mb": mb }))).await;
-        let held = held.unwrap_or_else(|e| panic!("{mb} MiB: {e:?}")).into_inner();
-        assert_eq!(from_struct(held.r#return.as_ref())["held"], json!(mb as f64 * 1024.0 * 1024.0));
+        held(hold(&p, mb, 0).await, mb);
     }
 }
 
