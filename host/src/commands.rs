@@ -168,10 +168,11 @@ fn approve(store: &Store, ids: &[String], mut answer: Answer) -> anyhow::Result<
             println!("{id} is approved already");
             continue;
         }
-        // Nothing asked for: the store's own error says so.
         let Some(pending) = pending else {
-            store.approve(id)?;
-            continue;
+            bail!(
+                "nothing asked for approval {id} with this store ({}); it is named when a package is refused",
+                store.root().display()
+            );
         };
         // The file must hold what its name says.
         let Some(record) = Record::named(&pending, id) else {
