@@ -44,7 +44,11 @@ pub struct Asked<'a> {
     pub parent: std::borrow::Cow<'a, str>,
 }
 
-impl Asked<'_> {
+impl<'a> Asked<'a> {
+    pub fn new(type_: &'a str, name: &'a str, parent: &'a str) -> Self {
+        Asked { type_: type_.into(), name: name.into(), parent: parent.into() }
+    }
+
     pub fn owned(&self) -> Asked<'static> {
         let own = |c: &str| std::borrow::Cow::Owned(c.to_owned());
         Asked { type_: own(&self.type_), name: own(&self.name), parent: own(&self.parent) }
@@ -56,16 +60,8 @@ impl Guarded {
     /// under a resource the same call registered. A resource elsewhere, at
     /// the stack's top level or under another of the user's resources,
     /// could have the URN of one the user declared there and take it over.
-    /// `component` is the registration's, if it is a local component.
-    fn check_parent(
-        &self,
-        what: &str,
-        type_: &str,
-        name: &str,
-        component: Option<&Asked<'_>>,
-        parent: &str,
-    ) -> MonitorResult<()> {
-        let asked = matches!(&self.reach.home, Home::Component { asked, .. } if component == Some(asked));
+    /// `asked`: the registration is of the component the construct asked for.
+    fn check_parent(&self, what: &str, type_: &str, name: &str, asked: bool, parent: &str) -> MonitorResult<()> {
         if asked || self.placeable(parent) {
             return Ok(());
         }
@@ -103,12 +99,10 @@ impl Guarded {
     /// resource of its parent's types, stack and project). A URN names its
     /// parents' types, not their names, so another resource of the
     /// parent's types is not told apart.
-    fn check_alias_places(&self, r: &m::RegisterResourceRequest, component: Option<&Asked<'_>>) -> MonitorResult<()> {
+    /// `given`: the program's aliases, when the registration is of the
+    /// component asked for.
+    fn check_alias_places(&self, r: &m::RegisterResourceRequest, given: Option<&[types::Alias]>) -> MonitorResult<()> {
         use types::{Alias, AliasParent};
-        let given = match &self.reach.home {
-            Home::Component { asked, aliases } if component == Some(asked) => Some(aliases),
-            _ => None,
-        };
         for alias in &r.options.aliases {
             let fits = match (given, alias) {
                 (Some(given), _) => given.iter().any(|g| same_alias(g, alias)),
@@ -184,14 +178,15 @@ impl ResourceMonitor for Guarded {
         &self,
         request: m::RegisterResourceRequest,
     ) -> BoxFuture<'_, MonitorResult<m::RegisterResourceResponse>> {
-        let component = (!request.custom && !request.remote).then(|| Asked {
-            type_: request.type_.clone().into(),
-            name: request.name.clone().into(),
-            parent: request.options.parent.clone().into(),
-        });
         let (type_, name, parent) = (&request.type_, &request.name, &request.options.parent);
-        let placed = self.check_parent("registering", type_, name, component.as_ref(), parent);
-        let placed = placed.and_then(|()| self.check_alias_places(&request, component.as_ref()));
+        let component = (!request.custom && !request.remote).then(|| Asked::new(type_, name, parent).owned());
+        // The program's aliases, if this is the component the construct asked for.
+        let given = match (&self.reach.home, &component) {
+            (Home::Component { asked, aliases }, Some(component)) if component == asked => Some(&aliases[..]),
+            _ => None,
+        };
+        let placed = self.check_parent("registering", type_, name, given.is_some(), parent);
+        let placed = placed.and_then(|()| self.check_alias_places(&request, given));
         if let Err(e) = self.reach.register(&request).and(placed) {
             return refused(e);
         }
@@ -221,7 +216,7 @@ impl ResourceMonitor for Guarded {
     fn read_resource(&self, request: m::ReadResourceRequest) -> BoxFuture<'_, MonitorResult<m::ReadResourceResponse>> {
         let allowed = self.reach.check("reading", &request.type_, &request.version);
         let allowed =
-            allowed.and_then(|()| self.check_parent("reading", &request.type_, &request.name, None, &request.parent));
+            allowed.and_then(|()| self.check_parent("reading", &request.type_, &request.name, false, &request.parent));
         match allowed.and_then(|()| self.reach.check_provider("reading with provider", &request.provider)) {
             Ok(()) => self.inner.read_resource(request),
             Err(e) => refused(e),
@@ -284,15 +279,13 @@ impl WithMonitor for rp::ConstructRequest {
         self.resource_hooks.as_ref().map(|h| hook_names(h).cloned().collect()).unwrap_or_default()
     }
     fn asked(&self) -> Option<Asked<'_>> {
-        Some(Asked { type_: (&*self.type_).into(), name: (&*self.name).into(), parent: (&*self.parent).into() })
+        Some(Asked::new(&self.type_, &self.name, &self.parent))
     }
     fn home(&self) -> Home {
-        let asked = Asked {
-            type_: self.type_.clone().into(),
-            name: self.name.clone().into(),
-            parent: self.parent.clone().into(),
-        };
-        Home::Component { asked, aliases: self.aliases.clone() }
+        Home::Component {
+            asked: Asked::new(&self.type_, &self.name, &self.parent).owned(),
+            aliases: self.aliases.clone(),
+        }
     }
 }
 
