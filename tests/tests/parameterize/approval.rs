@@ -26,6 +26,25 @@ fn approve(bench: &Bench, store: &str, ids: &[&str]) -> Result<String, String> {
     approve_with(&host_bin(), bench, store, ids)
 }
 
+/// `<plugin> approve id` on a real terminal: util-linux `script` runs it on a
+/// pseudo-terminal and types `answer` into it. Everything the terminal showed.
+fn approve_on_terminal(bench: &Bench, store: &str, id: &str, answer: &str) -> String {
+    use std::io::Write;
+    let command = format!("'{}' approve {id}", bench.exe.display());
+    assert!(!bench.exe.display().to_string().contains('\''), "quoted for the shell");
+    let mut child = std::process::Command::new("script")
+        .args(["--quiet", "--return", "--command", &command, "/dev/null"])
+        .env("PULUMI_WASM_STORE", bench.store(store))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("util-linux `script` runs a command on a pseudo-terminal");
+    child.stdin.take().unwrap().write_all(answer.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 #[tokio::test]
 async fn pinned_grants_run_only_where_they_were_approved() {
     let api = KvApi::start(None).await;
@@ -96,6 +115,14 @@ async fn pinned_grants_run_only_where_they_were_approved() {
     let mut p = bench.start("user").await;
     by_value(&mut p, "kv", version, &value).await.unwrap_err();
     drop(p);
+    // On a terminal it shows the grants, then asks; anything but yes approves nothing.
+    let declined = approve_on_terminal(&bench, "user", &id, "n\n");
+    let asked = declined.find("Approve these grants? [y/N]").expect(&declined);
+    assert!(declined[..asked].contains(&api.url()), "shown before it asks: {declined}");
+    assert!(declined.contains(&format!("{id} was not approved")), "{declined}");
+    let mut p = bench.start("user").await;
+    by_value(&mut p, "kv", version, &value).await.unwrap_err();
+    drop(p);
     let shown = approve_with(&bench.exe, &bench, "user", &[&id, "--yes"]).unwrap();
     assert!(
         shown.contains(&format!("kv {version} ("))
@@ -120,7 +147,14 @@ async fn pinned_grants_run_only_where_they_were_approved() {
     let mut p = bench.start("user").await;
     let refused = by_value(&mut p, "kv", version, &more).await.unwrap_err();
     assert_status(&refused, Code::FailedPrecondition, &["not approved", "env \"HOME\""]);
-    assert_ne!(approval_id(&refused), id);
+    let more_id = approval_id(&refused);
+    assert_ne!(more_id, id);
+    drop(p);
+    // A yes on the terminal approves it.
+    let accepted = approve_on_terminal(&bench, "user", &more_id, "y\n");
+    assert!(accepted.contains("env \"HOME\"") && accepted.contains(&format!("approved {more_id}")), "{accepted}");
+    let mut p = bench.start("user").await;
+    by_value(&mut p, "kv", version, &more).await.unwrap();
     drop(p);
 
     // Taken back, the first value is refused again.
