@@ -184,6 +184,20 @@ fn import<R: Resource>(r: &R, ctx: &Context, id: String) -> Result<ReadResponse>
     Ok(ReadResponse { id, properties, inputs, refresh_before_update: false })
 }
 
+/// The inputs a refresh reports: those the state declares as the state now
+/// has them (drift shows as a change to the program's inputs), the others
+/// (a write-only password) as they were. The engine stores what Read returns
+/// as the inputs, so dropping one would make the next update see it added.
+fn refreshed_inputs(old: &PropertyMap, state: &PropertyMap, inputs: &[Property], held: &[Property]) -> PropertyMap {
+    let mut out = only(state, inputs);
+    for p in inputs.iter().filter(|p| !held.iter().any(|h| h.name == p.name)) {
+        if let Some(v) = old.get(p.name) {
+            out.insert(p.name.to_owned(), v.clone());
+        }
+    }
+    out
+}
+
 /// The entries of `m` that are among `props`.
 pub(crate) fn only(m: &PropertyMap, props: &[Property]) -> PropertyMap {
     m.iter().filter(|(k, _)| props.iter().any(|p| p.name == *k)).map(|(k, v)| (k.clone(), v.clone())).collect()
@@ -234,7 +248,7 @@ impl<R: Resource> AnyResource for R {
         create(self, ctx, &properties.map()?)
     }
 
-    /// The returned inputs are the input properties of the refreshed state.
+    /// The returned inputs: see [`refreshed_inputs`].
     fn read(&self, ctx: &Context, req: ReadRequest) -> Result<ReadResponse> {
         if req.properties.is_empty() && req.inputs.is_empty() {
             return import(self, ctx, req.id);
@@ -244,7 +258,7 @@ impl<R: Resource> AnyResource for R {
             return Ok(ReadResponse::default());
         };
         let properties = encode(&state, &decoded);
-        let inputs = only(&properties, R::Inputs::properties());
+        let inputs = refreshed_inputs(&req.inputs, &properties, R::Inputs::properties(), R::State::properties());
         Ok(ReadResponse { id, properties, inputs, refresh_before_update: false })
     }
 

@@ -133,7 +133,9 @@ pub trait Resource: 'static {
     /// Refreshes the state; `None` when the resource is gone. Default:
     /// unchanged, which is right for a resource with nothing outside its
     /// state (a random value); one backed by a remote object implements
-    /// it, or `pulumi refresh` never sees drift or deletion.
+    /// it, or `pulumi refresh` never sees drift or deletion. The inputs
+    /// reported are the state's values of the inputs it holds, and the old
+    /// values of those it does not (a write-only password).
     fn read(&self, _ctx: &Context, id: String, state: Self::State) -> Result<Option<(String, Self::State)>> {
         Ok(Some((id, state)))
     }

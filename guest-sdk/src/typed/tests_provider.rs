@@ -183,6 +183,41 @@ impl Resource for Networks {
     }
 }
 
+/// A login whose password is write-only: its state keeps a fingerprint.
+#[derive(PulumiType)]
+pub struct LoginArgs {
+    pub user: String,
+    #[pulumi(secret, replace_on_changes)]
+    pub password: String,
+}
+
+#[derive(PulumiType)]
+pub struct LoginState {
+    pub user: String,
+    pub fingerprint: String,
+}
+
+pub struct Logins;
+
+impl Resource for Logins {
+    const TOKEN: &'static str = "test:index:Login";
+    type Inputs = LoginArgs;
+    type State = LoginState;
+
+    fn create(&self, _ctx: &Context, a: LoginArgs) -> Result<(String, LoginState)> {
+        Ok((a.user.clone(), LoginState { fingerprint: a.password.len().to_string(), user: a.user }))
+    }
+
+    /// Someone renamed the user outside Pulumi.
+    fn read(&self, _ctx: &Context, id: String, s: LoginState) -> Result<Option<(String, LoginState)>> {
+        Ok(Some((id, LoginState { user: s.user.to_uppercase(), ..s })))
+    }
+
+    fn update(&self, _ctx: &Context, _id: &str, olds: LoginState, news: LoginArgs) -> Result<LoginState> {
+        Ok(LoginState { user: news.user, ..olds })
+    }
+}
+
 /// Adds two numbers.
 #[derive(PulumiType)]
 pub struct AddArgs {
@@ -216,6 +251,7 @@ impl Package for Pkg {
             .resource(Thing)
             .resource(Notes)
             .resource(Buckets)
+            .resource(Logins)
             .function(Add)
             .config::<Config>()
     }
@@ -392,6 +428,23 @@ fn a_resource_the_program_does_not_name_is_named_as_the_engine_asks() {
     let schema: serde_json::Value = serde_json::from_str(&p.get_schema(req).unwrap()).unwrap();
     let bucket = &schema["resources"][BUCKET];
     assert_eq!((&bucket["requiredInputs"], &bucket["required"]), (&json!(null), &json!(["name"])), "{bucket}");
+}
+
+/// A refresh reports the inputs its state holds as the state has them, and
+/// keeps the others (a write-only password): a refresh alone is no change.
+#[test]
+fn a_refresh_keeps_the_inputs_its_state_does_not_hold() {
+    use crate::testing::{Engine, Step};
+    let mut engine = Engine::new(Typed::<Pkg>::default());
+    let login = "test:index:Login";
+    let created = engine.create(login, "l", props! { "user" => "ann", "password" => Value::secret("pw") }).unwrap();
+    let refreshed = engine.refresh(&created).unwrap().unwrap();
+    assert_eq!(refreshed.inputs, props! { "user" => "ANN", "password" => Value::secret("pw") });
+    let (step, _) = engine.update(&refreshed, props! { "user" => "ANN", "password" => Value::secret("pw") }).unwrap();
+    assert_eq!(step, Step::Same);
+    // The drift the state shows is a change to the program's inputs.
+    let (step, _) = engine.update(&refreshed, props! { "user" => "ann", "password" => Value::secret("pw") }).unwrap();
+    assert_eq!(step, Step::Update);
 }
 
 /// The test engine proposes names as a stack configured for autonaming does.
