@@ -40,7 +40,8 @@ impl Differ {
     /// or property paths (`tags.env`, `items[*].name`; `*` is any key or
     /// index, and `*` alone every property), as Pulumi's `replaceOnChanges`
     /// takes them. A top-level key spelled like a path (`a.b`) is that key
-    /// too, where the inputs have it.
+    /// too, where the inputs have it. A value not known yet above such a
+    /// path counts as replacing: it may change below.
     pub fn replace_on_changes<S: AsRef<str>>(mut self, keys: &[S]) -> Self {
         for key in keys.iter().map(AsRef::as_ref) {
             self.replace_on.push(key.to_owned());
@@ -91,7 +92,10 @@ impl Differ {
                 stables.push(key.clone());
             } else {
                 diffs.push(key.clone());
-                if replace || self.replaces_below(&mut detailed[before..]) {
+                let replacing = |(_, d): &(String, PropertyDiff)| {
+                    matches!(d.kind, DiffKind::AddReplace | DiffKind::DeleteReplace | DiffKind::UpdateReplace)
+                };
+                if replace || self.replaces_below(&mut detailed[before..]) || detailed[before..].iter().any(replacing) {
                     replaces.push(key.clone());
                 }
             }
@@ -130,6 +134,13 @@ impl Differ {
         any
     }
 
+    /// Whether a path given to `replace_on_changes` lies below `path`.
+    fn may_replace_under(&self, path: &str) -> bool {
+        let Some(at) = segments(path) else { return false };
+        let above = |p: &Vec<Seg>| p.len() > at.len() && p.iter().zip(&at).all(|(p, a)| *p == Seg::Any || p == a);
+        self.replace_below.iter().any(above)
+    }
+
     /// Compares the values at `path`, which is left as it was found: one
     /// buffer serves the whole walk, copied only where a difference is recorded.
     fn compare(
@@ -153,16 +164,33 @@ impl Differ {
                 }
                 return;
             }
-            (Some(Value::Array(a)), Some(Value::Array(b))) if a.len() == b.len() => {
+            // Element by element, then the extra ones added or deleted, as
+            // the engine's own diff of arrays: a change to the first subnet's
+            // CIDR is still `subnets[0].cidr` when a subnet is added too.
+            (Some(Value::Array(a)), Some(Value::Array(b))) => {
                 let len = path.len();
                 for (i, (x, y)) in a.iter().zip(b).enumerate() {
                     push_index(path, i);
                     self.compare(path, Some(x), Some(y), replace, out);
                     path.truncate(len);
                 }
+                let extra = |kind| PropertyDiff { kind, input_diff: self.input_diff };
+                for i in b.len()..a.len() {
+                    push_index(path, i);
+                    out.push((path.clone(), extra(pick(replace, DiffKind::Delete, DiffKind::DeleteReplace))));
+                    path.truncate(len);
+                }
+                for i in a.len()..b.len() {
+                    push_index(path, i);
+                    out.push((path.clone(), extra(pick(replace, DiffKind::Add, DiffKind::AddReplace))));
+                    path.truncate(len);
+                }
                 return;
             }
             (Some(a), Some(b)) if same(a, b) => return,
+            // Not known yet, with a replacing path below it: it may change
+            // there, so the preview says replace rather than promise an update.
+            (_, Some(b)) if unknown(b) && self.may_replace_under(path) => DiffKind::UpdateReplace,
             _ => pick(replace, DiffKind::Update, DiffKind::UpdateReplace),
         };
         out.push((path.clone(), PropertyDiff { kind, input_diff: self.input_diff }));
@@ -242,8 +270,9 @@ pub(crate) fn push_key(path: &mut String, key: &str) {
             path.push('.');
             path.push_str(key);
         }
+        // Pulumi's paths escape only `"` inside a quoted key.
         (_, false) => {
-            let _ = write!(path, "[{key:?}]");
+            let _ = write!(path, "[\"{}\"]", key.replace('"', "\\\""));
         }
     }
 }
@@ -289,25 +318,15 @@ fn segments(path: &str) -> Option<Vec<Seg>> {
     (!out.is_empty()).then_some(out)
 }
 
-/// A key as `{:?}` writes it, after its opening quote: the key, and what
-/// follows its closing quote.
+/// A quoted key after its opening quote, as Pulumi parses one: `\"` is a
+/// quote, any other backslash itself. The key, and what follows its closing quote.
 fn unquote(s: &str) -> Option<(String, &str)> {
     let mut key = String::new();
-    let mut chars = s.char_indices();
+    let mut chars = s.char_indices().peekable();
     while let Some((i, c)) = chars.next() {
         match c {
             '"' => return Some((key, &s[i + 1..])),
-            '\\' => match chars.next()?.1 {
-                'n' => key.push('\n'),
-                't' => key.push('\t'),
-                'r' => key.push('\r'),
-                '0' => key.push('\0'),
-                'u' => {
-                    let hex: String = chars.by_ref().map(|(_, c)| c).skip(1).take_while(|c| *c != '}').collect();
-                    key.push(char::from_u32(u32::from_str_radix(&hex, 16).ok()?)?);
-                }
-                other => key.push(other),
-            },
+            '\\' if chars.next_if(|(_, c)| *c == '"').is_some() => key.push('"'),
             c => key.push(c),
         }
     }
@@ -361,6 +380,73 @@ mod tests {
         for bad in ["a..b", "a[", "a[x]", ".a", "a.", "[\"open"] {
             assert_eq!(segments(bad), None, "{bad}");
         }
+    }
+
+    /// Lists of different lengths are still compared element by element,
+    /// as the engine's diff does: a replacing change is not hidden by an
+    /// added element. An element added or removed is not a change below it.
+    #[test]
+    fn a_list_that_grows_or_shrinks_keeps_its_element_changes() {
+        let item = |name: &str| Value::from(props! { "name" => name, "n" => 1 });
+        let differ = Differ::new().replace_on_changes(&["items[*].name"]);
+        let kinds = |olds: Vec<Value>, news: Vec<Value>| {
+            let d = differ.diff(&props! { "items" => olds }, &props! { "items" => news });
+            let detailed: Vec<(String, DiffKind)> =
+                d.detailed_diff.unwrap().into_iter().map(|(p, d)| (p, d.kind)).collect();
+            (d.replaces, detailed)
+        };
+        let (replaces, detailed) = kinds(vec![item("x")], vec![item("y"), item("z")]);
+        assert_eq!(replaces, ["items"]);
+        assert_eq!(detailed, [("items[0].name".into(), DiffKind::UpdateReplace), ("items[1]".into(), DiffKind::Add)]);
+        let (replaces, detailed) = kinds(vec![item("x"), item("z")], vec![item("x")]);
+        assert!(replaces.is_empty(), "{detailed:?}");
+        assert_eq!(detailed, [("items[1]".into(), DiffKind::Delete)]);
+        let (_, detailed) = kinds(vec![], vec![item("x")]);
+        assert_eq!(detailed, [("items[0]".into(), DiffKind::Add)]);
+        // A top-level replacing key replaces whatever its elements do.
+        let d = Differ::new()
+            .replace_on_changes(&["items"])
+            .diff(&props! { "items" => vec![item("x")] }, &props! { "items" => vec![item("x"), item("y")] });
+        assert_eq!(d.replaces, ["items"]);
+        let detailed = d.detailed_diff.unwrap();
+        assert_eq!((detailed[0].0.as_str(), detailed[0].1.kind), ("items[1]", DiffKind::AddReplace));
+    }
+
+    /// An unknown with a replacing path below it may replace: the preview
+    /// says so. Elsewhere an unknown is an update.
+    #[test]
+    fn an_unknown_above_a_replacing_path_previews_a_replacement() {
+        let unknown = || Value::Unknown(crate::UnknownKind::Array);
+        let olds = props! { "items" => vec![Value::from(props! { "name" => "x" })], "tags" => props! { "env" => "a" }, "n" => 1 };
+        let differ = Differ::new().replace_on_changes(&["items[*].name", "tags.env"]);
+        let d =
+            differ.diff(&olds, &props! { "items" => unknown(), "tags" => props! { "env" => "a" }, "n" => unknown() });
+        assert_eq!((d.replaces, d.diffs), (vec!["items".to_owned()], vec!["items".to_owned(), "n".to_owned()]));
+        let element = props! { "items" => vec![unknown()], "tags" => unknown(), "n" => 1 };
+        let d = differ.diff(&olds, &element);
+        let detailed: Vec<(String, DiffKind)> =
+            d.detailed_diff.unwrap().into_iter().map(|(p, d)| (p, d.kind)).collect();
+        assert_eq!(detailed, [("items[0]".into(), DiffKind::UpdateReplace), ("tags".into(), DiffKind::UpdateReplace)]);
+        let d = Differ::new()
+            .replace_on_changes(&["tags.env"])
+            .diff(&olds, &props! { "tags" => props! { "team" => unknown() } });
+        assert!(d.replaces.contains(&"tags".to_owned()), "env went away: {d:?}");
+    }
+
+    /// Keys in paths are quoted as Pulumi parses them: only `"` is escaped.
+    #[test]
+    fn quoted_keys_escape_only_quotes() {
+        let mut path = String::from("m");
+        push_key(&mut path, r#"C:\tmp "x""#);
+        assert_eq!(path, r#"m["C:\tmp \"x\""]"#);
+        assert_eq!(segments(&path), Some(vec![Seg::Key("m".into()), Seg::Key(r#"C:\tmp "x""#.into())]));
+        let d =
+            Differ::new().diff(&props! { "m" => props! { "a\nb" => 1 } }, &props! { "m" => props! { "a\nb" => 2 } });
+        assert_eq!(d.detailed_diff.unwrap()[0].0, "m[\"a\nb\"]", "a newline is itself");
+        let d = Differ::new()
+            .replace_on_changes(&[r#"m["C:\tmp"]"#])
+            .diff(&props! { "m" => props! { r"C:\tmp" => 1 } }, &props! { "m" => props! { r"C:\tmp" => 2 } });
+        assert_eq!(d.replaces, ["m"]);
     }
 
     #[test]

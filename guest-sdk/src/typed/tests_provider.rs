@@ -572,6 +572,12 @@ fn nested_replace_on_changes_fields_replace_the_resource() {
     assert_eq!((d.changes, d.replaces), (DiffChanges::Some, vec!["subnets".to_owned()]));
     let d = diff_inputs::<Networks>(&req(net("10.0.0.0/24", "a"), net("10.0.0.0/24", "b")));
     assert_eq!((d.changes, d.replaces.len()), (DiffChanges::Some, 0), "a name changes in place");
+    // A subnet added beside a changed CIDR still replaces.
+    let mut grown = net("10.0.1.0/24", "a");
+    let Value::Array(subnets) = grown.get_mut("subnets").unwrap() else { unreachable!() };
+    subnets.push(Value::from(props! { "cidr" => "10.0.2.0/24" }));
+    let d = diff_inputs::<Networks>(&req(net("10.0.0.0/24", "a"), grown));
+    assert_eq!(d.replaces, ["subnets"]);
     let mut types = Types::new("test");
     <NetworkArgs as PulumiType>::schema(&mut types);
     let defs = types.into_defs();
