@@ -215,3 +215,63 @@ async fn a_caller_without_handshake_that_takes_no_secrets_gets_plain_values() {
     let expected = json!({ "secret": {"password": "hunter2"}, "custom": "thing-1", "component": urn, "nested": ["n"] });
     assert_eq!(from_struct(r.r#return.as_ref()), expected);
 }
+
+/// A real Create, Update or Read whose answer leaves a value unknown: the
+/// engine would drop the whole answer (a new resource's id too, leaving it
+/// in the cloud with nothing to delete it), so the host refuses it, keeping
+/// the id a Create made. A preview may leave values unknown.
+#[tokio::test]
+async fn only_a_preview_may_answer_with_unknown_values() {
+    let (_engine, mut p) = echo().await;
+    let (urn, t) = ("urn:pulumi:dev::proj::echo:index:Thing::t", "echo:index:Thing");
+    let unknown_string = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
+    let props = |v: Value| Some(to_struct(json!({"name": "n", "later": v})));
+    let create = |preview: bool, later: Value| CreateRequest {
+        urn: urn.into(),
+        r#type: t.into(),
+        properties: props(later),
+        preview,
+        ..Default::default()
+    };
+    let previewed = p.client.create(create(true, json!(unknown_string))).await.unwrap().into_inner();
+    assert_eq!(from_struct(previewed.properties.as_ref())["later"], json!(unknown_string));
+
+    for later in [json!(unknown_string), sig("output", json!({"dependencies": ["urn:a"]}))] {
+        let refused = p.client.create(create(false, later)).await.unwrap_err();
+        assert_eq!(refused.code(), Code::Unknown, "{refused:?}");
+        assert!(refused.message().contains("`later` is unknown"), "{}", refused.message());
+        let kept = e2e_tests::init_failed(&refused);
+        assert!(!kept.id.is_empty(), "the id the guest made is kept: {kept:?}");
+        assert_eq!((kept.properties, kept.inputs), (None, None));
+    }
+
+    let made = p.client.create(create(false, json!("known"))).await.unwrap().into_inner();
+    let update = |preview: bool| UpdateRequest {
+        id: made.id.clone(),
+        urn: urn.into(),
+        r#type: t.into(),
+        olds: made.properties.clone(),
+        news: props(json!(unknown_string)),
+        old_inputs: props(json!("known")),
+        preview,
+        ..Default::default()
+    };
+    let previewed = p.client.update(update(true)).await.unwrap().into_inner();
+    assert_eq!(from_struct(previewed.properties.as_ref())["later"], json!(unknown_string));
+    let refused = p.client.update(update(false)).await.unwrap_err();
+    // INTERNAL, which the engine reads as the resource's state being unknown.
+    assert_eq!(refused.code(), Code::Internal, "{refused:?}");
+    assert!(refused.message().contains("`later` is unknown"), "{}", refused.message());
+
+    let read = ReadRequest {
+        id: made.id.clone(),
+        urn: urn.into(),
+        r#type: t.into(),
+        properties: props(json!(unknown_string)),
+        inputs: props(json!("known")),
+        ..Default::default()
+    };
+    let refused = p.client.read(read).await.unwrap_err();
+    assert!(refused.message().contains("`later` is unknown"), "{}", refused.message());
+    still_serves(&mut p).await;
+}

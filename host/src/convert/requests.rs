@@ -345,6 +345,7 @@ impl IntoWire for rp::ReadResponse {
         f(&self.inputs);
     }
     fn into_wire(self, o: WireOptions) -> Result<Self::Wire, ConvertError> {
+        let o = WireOptions { known_only: true, ..o };
         Ok(pb::ReadResponse {
             id: self.id,
             properties: out(self.properties, o)?,

@@ -102,19 +102,22 @@ impl<B: Backend> ProviderService<B> {
             byte_strings: self.byte_strings.load(Ordering::Relaxed),
             plain_secrets: self.plain_secrets.load(Ordering::Relaxed),
             plain_references: self.plain_references.load(Ordering::Relaxed),
+            known_only: false,
         }
     }
 
     /// A backend's answer on the wire: a failed call as its status, a
     /// result as its message (one the guest got wrong is the provider's fault).
     fn answer<T: IntoWire>(&self, out: CallResult<T>, effect: Effect) -> Result<T::Wire, Status> {
-        let out = out.map_err(|e| status::call(e, self.wire(), effect))?;
+        // What a real Create or Update leaves must be known; a preview's need not.
+        let wire = WireOptions { known_only: effect.changes(), ..self.wire() };
+        let out = out.map_err(|e| status::call(e, wire, effect))?;
         // Held texts the answer names go into it by move where they can.
         if held::active() {
             out.each_value(&mut |v| words::held_handles(v, &mut held::expect_use));
         }
         let made = out.made().filter(|_| effect == Effect::Creates).map(str::to_owned);
-        out.into_wire(self.wire()).map_err(|e| match made {
+        out.into_wire(wire).map_err(|e| match made {
             Some(id) => status::made_but_bad(id, e),
             None => status::bad_response(e, effect),
         })

@@ -53,7 +53,7 @@ pub enum Effect {
 }
 
 impl Effect {
-    fn changes(self) -> bool {
+    pub fn changes(self) -> bool {
         self != Effect::Reads
     }
 }

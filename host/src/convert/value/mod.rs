@@ -91,6 +91,8 @@ pub enum ConvertError {
     // Guest output.
     #[error("malformed value: {0}")]
     Words(#[from] WordsError),
+    #[error("the value at {path} is unknown, and only a preview may leave a value unknown")]
+    UnknownOutsidePreview { path: PropertyPath },
     #[error("the byte string at {path} is not valid UTF-8 and the engine did not negotiate byte strings")]
     ByteStringsNotNegotiated { path: PropertyPath },
     #[error("the value has no nodes")]
@@ -163,6 +165,10 @@ pub struct WireOptions {
     /// The caller takes no resource references (as above, `acceptResources`):
     /// a reference is sent as its ID, or its URN if it has none.
     pub plain_references: bool,
+    /// The answer must be known throughout: the engine reads a real Create's,
+    /// Update's and any Read's results refusing unknowns, and drops the whole
+    /// answer, a new resource's id included, when it finds one.
+    pub known_only: bool,
 }
 
 /// A property map with no properties.

@@ -726,3 +726,18 @@ fn wire_values_are_held_to_the_node_limit_before_they_are_expanded() {
     let e = from_wire::struct_into_wit_within(wide, limits).expect_err("a root of 11 fields");
     assert!(matches!(e, ConvertError::TooManyNodes { count, max: 10 } if count > 10), "{e:?}");
 }
+
+#[test]
+fn a_known_only_answer_refuses_unknowns_by_path() {
+    let known_only = WireOptions { known_only: true, ..WireOptions::default() };
+    let send = |v: WireValue| {
+        let wit = struct_to_wit(&single(obj([("a", list(vec![n(1.0), v]))]))).expect("decode");
+        wit_to_struct(&wit, known_only, Limits::default())
+    };
+    for unknown in [s(sig::UNKNOWN_STRING), sp(sig::OUTPUT_VALUE, [("dependencies", list(vec![s(URN)]))])] {
+        let e = send(unknown).unwrap_err().to_string();
+        assert!(e.contains("`v.a[1]` is unknown"), "{e}");
+    }
+    send(sp(sig::OUTPUT_VALUE, [("value", s("known"))])).expect("a known output value is known");
+    send(sp(sig::RESOURCE_REFERENCE, [("urn", s(URN)), ("id", s(""))])).expect("a reference's id may be unknown");
+}

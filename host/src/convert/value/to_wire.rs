@@ -163,6 +163,9 @@ fn validate(v: &Value, opts: WireOptions, limits: Limits) -> Result<(), ConvertE
             Node::Bytes(b) if !opts.byte_strings && std::str::from_utf8(b).is_err() => {
                 return Err(ConvertError::ByteStringsNotNegotiated { path: bufs.path_of(nodes, &parent, idx) });
             }
+            Node::Unknown(_) | Node::Output(OutputValue { value: None, .. }) if opts.known_only => {
+                return Err(ConvertError::UnknownOutsidePreview { path: bufs.path_of(nodes, &parent, idx) });
+            }
             _ => {}
         }
         if let Some(named) = bufs.named(node) {
