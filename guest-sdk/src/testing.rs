@@ -335,7 +335,10 @@ impl<P: Provider> Engine<P> {
 
     /// `pulumi import <token> <name> <id>`: Read with only the ID. The
     /// provider's answer becomes the state; its inputs (what the program
-    /// should say to keep the resource as it is) must come back too.
+    /// should say to keep the resource as it is) must come back too. Then,
+    /// as the engine does, Check of those inputs (failures fail the import)
+    /// and Diff of what Check returned against the state read, which must
+    /// show no change.
     pub fn import(&mut self, token: &str, name: &str, id: &str) -> Outcome<State> {
         let urn = self.urn(token, name);
         let (inputs, outputs) = (PropertyMap::new(), PropertyMap::new());
@@ -346,7 +349,14 @@ impl<P: Provider> Engine<P> {
         if read.inputs.is_empty() {
             return Err(Failure::Engine(format!("Read of {token} '{id}' for an import returned no inputs")));
         }
-        Ok(State { id: read.id, inputs: read.inputs, outputs: read.properties, ..known })
+        let state = State { id: read.id, inputs: read.inputs, outputs: read.properties, ..known };
+        match self.plan(&state, state.inputs.clone())? {
+            (Step::Same, inputs) => Ok(State { inputs, ..state }),
+            (step, _) => Err(Failure::Engine(format!(
+                "Diff of the inputs Read returned for {token} '{id}' against the state it read is {step:?}, \
+                 not no change: the import would fail"
+            ))),
+        }
     }
 
     /// Read of `state` as the engine has it; `None` when the provider says

@@ -78,7 +78,10 @@ impl Provider for Recorder {
         // An import (no state): "old-*" exists with size 7, anything else does not.
         if req.properties.is_empty() {
             let id = if req.id.starts_with("old-") { req.id.clone() } else { String::new() };
-            let inputs = props! { "size" => 7 };
+            let mut inputs = props! { "size" => 7 };
+            if req.id == "old-bad" {
+                inputs.insert("bad".into(), true.into());
+            }
             let properties = props! { "size" => 7, "id" => id.as_str() };
             return Ok(ReadResponse { id, properties, inputs, refresh_before_update: false });
         }
@@ -244,4 +247,13 @@ fn an_import_reads_by_id_alone_and_then_behaves_as_any_resource() {
     assert_eq!(e.update(&imported, props! { "size" => 7 }).unwrap().0, Step::Same);
     let err = e.import(T, "missing", "nope").unwrap_err();
     assert!(matches!(err, Failure::Provider(Error::NotFound(_))), "{err}");
+    // The engine checks what Read returned, then diffs it against the state read.
+    let calls = &e.provider().calls;
+    let read = calls.iter().position(|c| c == "read old-1").unwrap();
+    assert!(calls[read + 1].starts_with("check olds=1 ") && calls[read + 2].starts_with("diff old-1"), "{calls:?}");
+    let err = e.import(T, "invalid", "old-bad").unwrap_err();
+    assert!(matches!(&err, Failure::Check(f) if f[0].property == "bad"), "{err}");
+    e.provider().diff = Some(DiffResponse { changes: DiffChanges::Some, ..DiffResponse::none() });
+    let err = e.import(T, "drifted", "old-2").unwrap_err();
+    assert!(matches!(&err, Failure::Engine(m) if m.contains("the import would fail")), "{err}");
 }
