@@ -173,18 +173,28 @@ pub struct Resource {
     pub id: String,
     /// The state, each property an output value (secretness, known-ness, dependencies).
     pub state: PropertyMap,
+    /// Registered during a preview: a property the engine did not return is
+    /// not known yet, rather than absent. [`Component`]'s methods set it.
+    pub preview: bool,
 }
 
 impl Resource {
     /// The property `key` as an input for another resource or the
     /// component's outputs: secret if it is, unknown if it is, and depending
-    /// on this resource.
+    /// on this resource. `id` and `urn` are the resource's own when its
+    /// state has no such property. A property the state lacks is unknown in
+    /// a preview (the engine leaves out what the provider has not computed),
+    /// null otherwise.
     pub fn output(&self, key: &str) -> Value {
+        let known = |v: Value| Some(Box::new(v));
         let (value, secret, mut dependencies) = match self.state.get(key) {
             Some(Value::Output(o)) => (o.value.clone(), o.secret, o.dependencies.clone()),
             Some(Value::Secret(v)) => (Some(v.clone()), true, vec![]),
-            Some(v) => (Some(Box::new(v.clone())), false, vec![]),
-            None => (Some(Box::new(Value::Null)), false, vec![]),
+            Some(v) => (known(v.clone()), false, vec![]),
+            None if key == "id" && !self.id.is_empty() => (known(self.id.as_str().into()), false, vec![]),
+            None if key == "urn" => (known(self.urn.as_str().into()), false, vec![]),
+            None if self.preview => (None, false, vec![]),
+            None => (known(Value::Null), false, vec![]),
         };
         if !dependencies.contains(&self.urn) {
             dependencies.push(self.urn.clone());
@@ -206,6 +216,8 @@ pub struct Component {
     pub urn: String,
     providers: BTreeMap<String, String>,
     accepts_output_values: bool,
+    /// The deployment is a preview (`dry_run`).
+    preview: bool,
 }
 
 impl Component {
@@ -218,6 +230,7 @@ impl Component {
             urn: r.urn,
             providers: req.providers.clone(),
             accepts_output_values: req.deployment.accepts_output_values,
+            preview: req.deployment.dry_run,
         })
     }
 
@@ -228,7 +241,7 @@ impl Component {
             Some(Value::String(urn)) => urn.clone(),
             _ => return Err(Error::invalid(format!("{} is a method: it needs `__self__`", req.token))),
         };
-        Ok(Component { urn, providers: BTreeMap::new(), accepts_output_values: false })
+        Ok(Component { urn, providers: BTreeMap::new(), accepts_output_values: false, preview: req.deployment.dry_run })
     }
 
     /// Options for a child: this component as parent, its providers.
@@ -238,12 +251,14 @@ impl Component {
 
     /// Registers a custom resource (one a provider manages).
     pub fn custom(&self, type_: &str, name: &str, inputs: PropertyMap, options: Options) -> Result<Resource> {
-        register_resource(type_, name, true, &inputs, options)
+        let r = register_resource(type_, name, true, &inputs, options)?;
+        Ok(Resource { preview: self.preview, ..r })
     }
 
     /// Registers a child component.
     pub fn component(&self, type_: &str, name: &str, inputs: PropertyMap, options: Options) -> Result<Resource> {
-        register_resource(type_, name, false, &inputs, options)
+        let r = register_resource(type_, name, false, &inputs, options)?;
+        Ok(Resource { preview: self.preview, ..r })
     }
 
     /// Registers the component's outputs and returns its state for the
@@ -282,7 +297,8 @@ pub struct InvokeResult {
 }
 
 /// Registers a resource through the monitor. Inputs may hold output values:
-/// their dependencies become the registration's dependencies.
+/// their dependencies become the registration's dependencies. The
+/// resource's `preview` is left false; [`Component::custom`] sets it.
 pub fn register_resource(
     type_: &str,
     name: &str,
@@ -324,7 +340,7 @@ pub fn register_resource(
         accepts_output_values: true,
     };
     let r = imports::register_resource(&request).map_err(sdk_error)?;
-    Ok(Resource { urn: r.urn, id: r.id, state: map(r.object)? })
+    Ok(Resource { urn: r.urn, id: r.id, state: map(r.object)?, preview: false })
 }
 
 /// Registers the final outputs of a component.
@@ -369,7 +385,7 @@ pub fn read_resource(
         additional_secret_outputs: options.additional_secret_outputs,
     };
     let r = imports::read_resource(&request).map_err(sdk_error)?;
-    Ok(Resource { urn: r.urn, id: id.to_owned(), state: map(r.properties)? })
+    Ok(Resource { urn: r.urn, id: id.to_owned(), state: map(r.properties)?, preview: false })
 }
 
 fn map(v: t::Value) -> Result<PropertyMap> {
@@ -552,11 +568,21 @@ mod tests {
     fn a_resource_output_depends_on_the_resource() {
         let r = Resource {
             urn: "urn:r".into(),
-            id: "id".into(),
+            id: "i-1".into(),
             state: PropertyMap::from([("k".to_owned(), out("v".into(), true, &["urn:in"]))]),
+            preview: false,
         };
         assert_eq!(r.output("k"), out("v".into(), true, &["urn:in", "urn:r"]));
         assert_eq!(r.get("k"), Some(&Value::String("v".into())));
         assert_eq!(r.output("missing"), out(Value::Null, false, &["urn:r"]));
+        assert_eq!(
+            (r.output("id"), r.output("urn")),
+            (out("i-1".into(), false, &["urn:r"]), out("urn:r".into(), false, &["urn:r"]))
+        );
+        // In a preview, what the engine left out is not known yet, the id of a resource to be created too.
+        let previewed = Resource { id: String::new(), preview: true, ..r };
+        let unknown = Value::Output(Output { value: None, secret: false, dependencies: vec!["urn:r".into()] });
+        assert_eq!((previewed.output("missing"), previewed.output("id")), (unknown.clone(), unknown));
+        assert_eq!(previewed.output("k"), out("v".into(), true, &["urn:in", "urn:r"]));
     }
 }

@@ -553,6 +553,29 @@ async fn a_method_puts_its_resources_under_the_component_it_is_called_on() {
     assert_eq!(after.reads.len(), before.reads.len(), "{after:?}");
 }
 
+/// A child's `id` is its output; in a preview, what the engine left out of
+/// its answer (the id of a resource not created yet too) is unknown, not null.
+#[tokio::test]
+async fn a_child_s_id_is_its_output_and_unknown_in_a_preview() {
+    let (_engine, mut p) = serve("probe-provider").await;
+    for (monitor, dry_run, child) in [
+        (TestMonitor::start().await, false, json!(id_of("c-thing"))),
+        (TestMonitor::preview().await, true, json!(UNKNOWN)),
+    ] {
+        let req = ConstructRequest {
+            monitor_endpoint: monitor.address.clone(),
+            r#type: "probe:index:Component".into(),
+            name: "c".into(),
+            parent: STACK_URN.into(),
+            inputs: Some(to_struct(json!({}))),
+            dry_run,
+            ..Default::default()
+        };
+        let state = from_struct(p.client.construct(req).await.unwrap().into_inner().state.as_ref());
+        assert_eq!(state["child"], child, "dry run {dry_run}: {state}");
+    }
+}
+
 /// What a probe construct says its misuse came to.
 async fn outcome_of(p: &mut Plugin, request: ConstructRequest) -> String {
     let state = from_struct(p.client.construct(request).await.unwrap().into_inner().state.as_ref());
