@@ -136,6 +136,10 @@ impl<P: Provider> NativeBackend<P> {
             self.setup.room().map_err(CallError::NotStarted)?;
         }
         let mut slot = self.take();
+        // Cancelled before a resume: a fresh instance instead (setup replayed).
+        if slot.as_ref().is_some_and(|inst| inst.cancelled) && !self.cancelled.load(Ordering::Relaxed) {
+            slot = None;
+        }
         // As the wasm pool does: the lock only when this value is behind.
         let applied = slot.as_ref().map_or(0, |inst| inst.applied);
         let calls = (applied < self.setup.len()).then(|| self.setup.snapshot());
@@ -293,6 +297,12 @@ impl<P: Provider> Backend for NativeBackend<P> {
 
     /// Tells every provider value before its next call (this thread's now).
     /// Native code cannot be interrupted, so calls in progress run to the end.
+    /// Each thread's cancelled instance is dropped at its next call (see
+    /// `with`): a provider has no way back from `cancel`.
+    fn resume(&self) {
+        self.cancelled.store(false, Ordering::Relaxed);
+    }
+
     async fn cancel(&self, _grace: Duration) {
         self.cancelled.store(true, Ordering::Relaxed);
         if let Some(mut inst) = self.take() {

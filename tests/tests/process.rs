@@ -84,6 +84,42 @@ async fn attach_mode_learns_the_engine_from_attach() {
     assert_eq!(log.severity, LogSeverity::Warning as i32);
 }
 
+/// Attach mode (`PULUMI_DEBUG_PROVIDERS`) serves one engine run after
+/// another: the Cancel that ends a run cancels what is running without
+/// stopping the host, an engine that is gone does not stop it either, and
+/// the next run's calls are served, not cancelled.
+#[tokio::test]
+async fn attach_mode_outlives_each_engine_run() {
+    let (_dir, exe) = pack(&component("echo-provider")).unwrap();
+    let checked_often = [("PULUMI_WASM_ENGINE_CHECK_MS".to_owned(), "200".to_owned())];
+    let mut p = Plugin::spawn_with(&exe, &[], &checked_often).await.unwrap();
+    let hang = |name: &str| CreateRequest {
+        urn: format!("urn:pulumi:dev::proj::echo:index:Thing::{name}"),
+        r#type: "echo:index:Thing".into(),
+        properties: Some(to_struct(json!({ "hang": "cooperative" }))),
+        ..Default::default()
+    };
+    for run in 0..2 {
+        let engine = TestEngine::start().await;
+        p.client.attach(PluginAttach { address: engine.address.clone() }).await.unwrap();
+        let urn = "urn:pulumi:dev::proj::echo:index:Thing::t";
+        let message = format!("run {run}");
+        p.client.invoke(invoke("echo:index:log", json!({ "message": message, "urn": urn }))).await.unwrap();
+        engine.wait_for_log(|l| l.message == message).await.expect("logs reach this run's engine");
+        // A create running when the run is cancelled sees it and stops.
+        let mut client = p.client.clone();
+        let running = tokio::spawn(async move { client.create(hang("h")).await });
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert!(!running.is_finished(), "run {run}: not cancelled before its Cancel");
+        p.client.cancel(()).await.unwrap();
+        let stopped = running.await.unwrap().unwrap_err();
+        assert!(e2e_tests::init_failed(&stopped).reasons[0].contains("cancelled half-way"), "{stopped:?}");
+        drop(engine);
+        tokio::time::sleep(Duration::from_millis(800)).await;
+        assert!(p.is_running(), "attach mode waits for the next run: {}", p.stderr());
+    }
+}
+
 #[tokio::test]
 async fn sigint_and_cancel_shut_down_within_the_engine_grace() {
     let engine = TestEngine::start().await;

@@ -135,6 +135,10 @@ impl Backend for GenericProvider {
     async fn cancel(&self, grace: Duration) {
         futures::future::join_all(self.units().iter().map(|u| u.loaded.pool.cancel(grace))).await;
     }
+
+    fn resume(&self) {
+        self.units().iter().for_each(|u| u.loaded.pool.resume());
+    }
 }
 
 /// The components' answers to GetMappings as one: their names in order,

@@ -60,6 +60,10 @@ macro_rules! exports {
             /// running after `grace` may be interrupted.
             fn cancel(&self, grace: Duration) -> impl Future<Output = ()> + Send;
 
+            /// After a Cancel, calls are served again as before it (attach
+            /// mode: the next engine run has begun).
+            fn resume(&self);
+
             /// Whether the provider reads long asset texts the host keeps back
             /// (`runtime::held`): then the server opens a table of them for
             /// each RPC. No by default.
@@ -88,6 +92,10 @@ macro_rules! exports {
                 Pool::cancel(self, grace)
             }
 
+            fn resume(&self) {
+                Pool::resume(self)
+            }
+
             fn reads_held_texts(&self) -> bool {
                 Pool::reads_held_texts(self)
             }
@@ -102,6 +110,10 @@ macro_rules! exports {
 
             fn cancel(&self, grace: Duration) -> impl Future<Output = ()> + Send {
                 Deferred::cancel(self, grace)
+            }
+
+            fn resume(&self) {
+                Deferred::resume(self)
             }
 
             /// Known once the backend is made; calls before copy texts as before.

@@ -94,6 +94,14 @@ impl<B: Backend> Deferred<B> {
         }
     }
 
+    /// Undoes [`Deferred::cancel`], whether or not the backend is made yet.
+    pub fn resume(&self) {
+        *self.cancel.lock().expect("cancel lock") = CancelState::default();
+        if let Some(backend) = self.made() {
+            backend.resume();
+        }
+    }
+
     /// The engine cancelled: the backend is cancelled now if made, else as
     /// soon as it is; either way within the one `grace`.
     pub async fn cancel(&self, grace: Duration) {

@@ -300,6 +300,14 @@ impl Pool {
         self.idle.lock().expect("pool lock").extend(kept);
     }
 
+    /// Undoes [`Pool::cancel`]: guests no longer see `cancelled()`, and
+    /// calls are not interrupted (those still running from before were,
+    /// unless the grace has not ended).
+    pub fn resume(&self) {
+        self.cancel.flag.store(false, Ordering::Relaxed);
+        self.cancel.interrupt_at.send_replace(None);
+    }
+
     pub fn reads_held_texts(&self) -> bool {
         self.reads_held_texts
     }

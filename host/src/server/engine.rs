@@ -21,13 +21,22 @@ use crate::runtime::{GuestLog, LogSeverity as Severity};
 #[derive(Clone)]
 pub struct EngineLink {
     addr: watch::Sender<Option<String>>,
+    /// Started without an address: attach mode, where one engine run after
+    /// another attaches (`PULUMI_DEBUG_PROVIDERS`).
+    attached: bool,
     /// The task sending logs, once [`EngineLink::forward_logs`] started it.
     forwarder: Arc<Mutex<Option<JoinHandle<()>>>>,
 }
 
 impl EngineLink {
     pub fn new(addr: Option<String>) -> Self {
-        EngineLink { addr: watch::Sender::new(addr.filter(|a| !a.is_empty())), forwarder: Arc::default() }
+        let addr = addr.filter(|a| !a.is_empty());
+        EngineLink { attached: addr.is_none(), addr: watch::Sender::new(addr), forwarder: Arc::default() }
+    }
+
+    /// Whether the host runs in attach mode.
+    pub fn attached(&self) -> bool {
+        self.attached
     }
 
     pub fn set_address(&self, addr: &str) {

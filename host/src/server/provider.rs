@@ -97,6 +97,14 @@ impl<B: Backend> ProviderService<B> {
         }
     }
 
+    /// In attach mode, a Handshake or Attach starts another engine run: one
+    /// that ended with Cancel no longer cancels its calls.
+    fn next_run(&self) {
+        if self.engine.attached() {
+            self.backend.resume();
+        }
+    }
+
     fn wire(&self) -> WireOptions {
         WireOptions {
             byte_strings: self.byte_strings.load(Ordering::Relaxed),
@@ -168,6 +176,7 @@ impl<B: Backend> ResourceProvider for ProviderService<B> {
     ) -> Result<Response<pb::ProviderHandshakeResponse>, Status> {
         let r = request.into_inner();
         self.engine.set_address(&r.engine_address);
+        self.next_run();
         self.byte_strings.store(r.accepts_byte_string, Ordering::Relaxed);
         self.handshaken.store(true, Ordering::Relaxed);
         Ok(Response::new(pb::ProviderHandshakeResponse {
@@ -295,8 +304,13 @@ impl<B: Backend> ResourceProvider for ProviderService<B> {
         unary!(self, request, construct)
     }
 
+    /// Attach mode outlives each engine run, which ends with Cancel: what
+    /// runs is cancelled, and the next run's Handshake or Attach resumes.
     async fn cancel(&self, _request: Request<()>) -> Result<Response<()>, Status> {
-        self.shut_down().await;
+        match self.engine.attached() {
+            true => self.backend.cancel(CANCEL_GRACE).await,
+            false => self.shut_down().await,
+        }
         Ok(Response::new(()))
     }
 
@@ -310,6 +324,7 @@ impl<B: Backend> ResourceProvider for ProviderService<B> {
             return Err(Status::invalid_argument("attach needs the engine address"));
         }
         self.engine.set_address(&address);
+        self.next_run();
         Ok(Response::new(()))
     }
 

@@ -1,5 +1,6 @@
 //! The plugin process contract: listen on 127.0.0.1:0, print the port as the
-//! only stdout line, serve health and the provider, stop on Cancel or SIGINT.
+//! only stdout line, serve health and the provider, stop on Cancel or SIGINT
+//! (in attach mode, on SIGINT only).
 
 use std::io::Write;
 use std::sync::Arc;
@@ -56,10 +57,15 @@ async fn serve_provider<B: Backend>(provider: ProviderService<B>, options: Serve
 
     let provider = Arc::new(provider);
     let cancelled = provider.cancelled();
+    // In attach mode each engine run ends, and the host waits for the next.
     let engine_gone = provider.engine().gone(options.engine_check);
+    let attached = provider.engine().attached();
     let orphaned = {
         let provider = provider.clone();
         async move {
+            if attached {
+                return std::future::pending().await;
+            }
             engine_gone.await;
             provider.shut_down().await;
         }
