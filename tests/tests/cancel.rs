@@ -103,3 +103,35 @@ async fn an_interrupted_update_is_reported_as_unknown_so_the_engine_keeps_it_pen
     let ok = p.client.invoke(InvokeRequest { tok: "echo:index:echo".into(), args: None, preview: false }).await;
     assert!(ok.is_ok(), "the host keeps serving");
 }
+
+/// Cancel answers within the engine's 5 s however many idle instances'
+/// `cancel` exports never return: they share the one grace, past which
+/// every instance is interrupted.
+#[tokio::test]
+async fn cancel_answers_in_time_when_idle_instances_hang_in_their_cancel() {
+    let engine = TestEngine::start().await;
+    // Four worker threads: a guest's call holds one while it runs.
+    let launch = e2e_tests::Launch::new().env("PULUMI_WASM_WORKER_THREADS", "4");
+    let mut p = Plugin::launch(&component("hostile-provider"), Some(&engine.address), &launch).await.unwrap();
+    p.boot(&engine.address, json!({})).await.unwrap();
+    // Four instances at once, each armed to hang in `cancel`, then idle.
+    let arm = |p: &Plugin| {
+        let mut c = p.client.clone();
+        let req = InvokeRequest {
+            tok: "hostile:index:slowCancel".into(),
+            args: Some(to_struct(json!({ "sleepMs": 400 }))),
+            preview: false,
+        };
+        async move { c.invoke(req).await.unwrap() }
+    };
+    let armed: Vec<_> = (0..4).map(|_| tokio::spawn(arm(&p))).collect();
+    for a in armed {
+        a.await.unwrap();
+    }
+    let started = std::time::Instant::now();
+    p.client.cancel(()).await.unwrap();
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(5), "Cancel took {took:?}, past the engine's 5 s");
+    let status = p.wait(Duration::from_secs(5)).await.expect("exits after Cancel");
+    assert!(status.success(), "{status:?} {}", p.stderr());
+}

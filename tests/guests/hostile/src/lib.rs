@@ -128,6 +128,9 @@ fn random_bytes(_asked: u64) -> Result<Vec<u8>> {
     Err(Error::Unimplemented("wasi:random is asked only in a component".into()))
 }
 
+/// Set by `slowCancel`: this instance's `cancel` export then never returns.
+static SLOW_CANCEL: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 /// Handles this instance keeps past its calls (the host must not let them pile up).
 static LEAKED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
@@ -300,6 +303,11 @@ impl Provider for Hostile {
                 loop {
                     x = black_box(x.wrapping_add(1));
                 }
+            }
+            "slowCancel" => {
+                SLOW_CANCEL.store(true, std::sync::atomic::Ordering::Relaxed);
+                std::thread::sleep(std::time::Duration::from_millis(arg_num(args, "sleepMs", 0.0) as u64));
+                out(props! { "armed" => true })
             }
             "hold" => {
                 let hoard = vec![0xa5u8; (arg_num(args, "mb", 0.0) as usize) << 20];
@@ -799,6 +807,12 @@ impl rp::Guest for Raw {
         <Sdk as rp::Guest>::get_mappings(key)
     }
     fn cancel() {
+        if SLOW_CANCEL.load(std::sync::atomic::Ordering::Relaxed) {
+            let mut x = 0u64;
+            loop {
+                x = black_box(x.wrapping_add(1));
+            }
+        }
         <Sdk as rp::Guest>::cancel()
     }
 }
