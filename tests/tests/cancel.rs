@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use e2e_tests::{Plugin, TestEngine, component, from_struct, init_failed, to_struct};
 use pulumirpc::*;
-use serde_json::json;
+use serde_json::{Value as Json, json};
 use tonic::Code;
 
 fn create(name: &str, hang: &str, timeout: f64) -> CreateRequest {
@@ -134,4 +134,34 @@ async fn cancel_answers_in_time_when_idle_instances_hang_in_their_cancel() {
     assert!(took < Duration::from_secs(5), "Cancel took {took:?}, past the engine's 5 s");
     let status = p.wait(Duration::from_secs(5)).await.expect("exits after Cancel");
     assert!(status.success(), "{status:?} {}", p.stderr());
+}
+
+/// Without a timeout from the engine, a resource operation may wait (on
+/// HTTP, on timers) as long as it must, as the engine waits for it; its
+/// running is still held to the provider's timeout. A timeout the engine
+/// sets counts the waits too.
+#[tokio::test]
+async fn a_resource_operation_waits_as_long_as_the_engine_does() {
+    let engine = TestEngine::start().await;
+    let launch = e2e_tests::Launch::new().env("PULUMI_WASM_CALL_TIMEOUT", "1");
+    let mut p = Plugin::launch(&component("echo-provider"), Some(&engine.address), &launch).await.unwrap();
+    p.boot(&engine.address, json!({})).await.unwrap();
+    let pausing = |name: &str, pause: Json, timeout: f64| CreateRequest {
+        urn: format!("urn:pulumi:dev::proj::echo:index:Thing::{name}"),
+        name: name.into(),
+        r#type: "echo:index:Thing".into(),
+        properties: Some(to_struct(pause)),
+        timeout,
+        ..Default::default()
+    };
+    let made = p.client.create(pausing("waits", json!({ "sleepMs": 2500 }), 0.0)).await;
+    assert!(made.is_ok(), "waiting past the provider's 1 s: {made:?}");
+    let err = p.client.create(pausing("runs", json!({ "spinMs": 2500 }), 0.0)).await.unwrap_err();
+    assert!(err.message().contains("deadline"), "running past it: {}", err.message());
+    let err = p.client.create(pausing("asked", json!({ "sleepMs": 2500 }), 1.0)).await.unwrap_err();
+    assert!(err.message().contains("deadline"), "past the engine's own timeout: {}", err.message());
+    // Other calls count their waits: an invoke sleeping past the provider's timeout.
+    let args = Some(to_struct(json!({ "sleepMs": 2500 })));
+    let err = p.client.invoke(InvokeRequest { tok: "echo:index:config".into(), args, preview: false }).await;
+    assert!(err.unwrap_err().message().contains("deadline"));
 }

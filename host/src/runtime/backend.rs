@@ -39,10 +39,12 @@ impl From<RuntimeError> for CallError {
 /// settle the lease. An export marked `replay` is recorded on success so that
 /// every other instance receives it before its next call. An export marked
 /// `monitor` opens the request's resource monitor to the guest for the call.
+/// One marked `patient = true` is a resource operation: without a timeout from the
+/// engine, its waits do not count against the provider's (see `Pool::bounded_waiting`).
 macro_rules! exports {
     ($(
         $(#[$doc:meta])*
-        $name:ident => $export:ident ( $($arg:ident : $ty:ty),* ) -> $ret:ty $(, replay $setup:path [$sarg:ident])? $(, monitor [$marg:ident])? ;
+        $name:ident => $export:ident ( $($arg:ident : $ty:ty),* ) -> $ret:ty $(, replay $setup:path [$sarg:ident])? $(, monitor [$marg:ident])? $(, patient = $patient:literal)? ;
     )*) => {
         /// A provider's exports. `timeout` bounds the call (the provider's
         /// default when `None`); how it is enforced is the backend's business.
@@ -82,7 +84,9 @@ macro_rules! exports {
                     let limit = lease.timeout();
                     let waited = lease.engine_wait();
                     let (guest, store) = lease.parts();
-                    let outcome = self.bounded_waiting(limit, &waited, guest.$export(store, $(&$arg),*)).await;
+                    // A resource operation the engine set no timeout for waits as long as it must.
+                    let patient = timeout.is_none() && (false $(|| $patient)?);
+                    let outcome = self.bounded_waiting(limit, &waited, patient, guest.$export(store, $(&$arg),*)).await;
                     $( let outcome = lease.vouch(outcome, &$marg); )?
                     settle(lease, outcome, [$($setup($sarg))?].into_iter().next())
                 }
@@ -139,10 +143,14 @@ exports! {
     call => call_call(req: rp::CallRequest) -> rp::CallResponse, monitor [req];
     check => call_check(req: rp::CheckRequest) -> rp::CheckResponse;
     diff => call_diff(req: rp::DiffRequest) -> rp::DiffResponse;
-    create => call_create(req: rp::CreateRequest) -> rp::CreateResponse;
-    read => call_read(req: rp::ReadRequest) -> rp::ReadResponse;
-    update => call_update(req: rp::UpdateRequest) -> rp::UpdateResponse;
-    delete => call_delete(req: rp::DeleteRequest) -> ();
+    /// Patient without the engine's timeout (see [`Pool::bounded_waiting`]).
+    create => call_create(req: rp::CreateRequest) -> rp::CreateResponse, patient = true;
+    /// Patient without the engine's timeout.
+    read => call_read(req: rp::ReadRequest) -> rp::ReadResponse, patient = true;
+    /// Patient without the engine's timeout.
+    update => call_update(req: rp::UpdateRequest) -> rp::UpdateResponse, patient = true;
+    /// Patient without the engine's timeout.
+    delete => call_delete(req: rp::DeleteRequest) -> (), patient = true;
     /// The guest may use the resource monitor.
     construct => call_construct(req: rp::ConstructRequest) -> rp::ConstructResponse, monitor [req];
     list => call_list(req: rp::ListRequest) -> rp::ListResponse;

@@ -234,15 +234,22 @@ impl Pool {
         timeout: Duration,
         call: impl Future<Output = wasmtime::Result<T>>,
     ) -> wasmtime::Result<T> {
-        self.bounded_waiting(timeout, &EngineWait::default(), call).await
+        self.bounded_waiting(timeout, &EngineWait::default(), false, call).await
     }
 
     /// [`Pool::bounded`], not counting the time the call waits on the
     /// engine (`waited`, which the resource monitor's imports add to).
+    ///
+    /// A `patient` call's waits (on HTTP, on timers: whenever it is not
+    /// running) do not count either, so only its running is bounded: the
+    /// engine waits for a resource operation as long as it takes unless the
+    /// user set a timeout, and a database may take an hour to create. A
+    /// guest that waits forever is stopped by Cancel, as a native one is.
     pub async fn bounded_waiting<T>(
         &self,
         timeout: Duration,
         waited: &EngineWait,
+        patient: bool,
         call: impl Future<Output = wasmtime::Result<T>>,
     ) -> wasmtime::Result<T> {
         let _busy = self.runtime.busy();
@@ -253,6 +260,7 @@ impl Pool {
         if let std::task::Poll::Ready(r) = futures::poll!(call.as_mut()) {
             return r;
         }
+        let call = Waiting::new(call, patient.then_some(waited));
         let mut interrupt_at = self.cancel.interrupt_at.subscribe();
         let cancelled = async move {
             let at = match interrupt_at.wait_for(Option::is_some).await {
@@ -268,6 +276,9 @@ impl Pool {
         // on by however long the call has waited on the engine meanwhile.
         let started = tokio::time::Instant::now();
         let expired = async {
+            if patient {
+                return std::future::pending().await;
+            }
             loop {
                 let at = started + timeout + waited.total() + Duration::from_millis(100);
                 if tokio::time::Instant::now() >= at {
@@ -566,5 +577,38 @@ impl<'a> Lease<'a> {
         // Debug-formatted: one line, whatever a guest put in its stderr or its names.
         tracing::warn!("discarding a faulted instance: {message:?}");
         RuntimeError::Trap { message, partial }
+    }
+}
+
+/// A call whose time between polls (waiting, not running) is counted in
+/// `waits`, when given: the waits the epoch deadline is moved on by.
+struct Waiting<'w, F> {
+    call: F,
+    waits: Option<&'w EngineWait>,
+}
+
+impl<'w, F> Waiting<'w, F> {
+    /// After a first poll that found the call waiting.
+    fn new(call: F, waits: Option<&'w EngineWait>) -> Self {
+        if let Some(w) = waits {
+            w.begin_gap();
+        }
+        Waiting { call, waits }
+    }
+}
+
+impl<F: Future + Unpin> Future for Waiting<'_, F> {
+    type Output = F::Output;
+
+    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<F::Output> {
+        let waits = self.waits;
+        if let Some(w) = waits {
+            w.end_gap();
+        }
+        let polled = std::pin::Pin::new(&mut self.call).poll(cx);
+        if let (Some(w), std::task::Poll::Pending) = (waits, &polled) {
+            w.begin_gap();
+        }
+        polled
     }
 }

@@ -93,6 +93,20 @@ impl EngineWait {
         out
     }
 
+    /// A patient call stopped running to wait (see `Pool::bounded_waiting`);
+    /// not a second start of a wait already counted.
+    pub(super) fn begin_gap(&self) {
+        self.lock().since.get_or_insert_with(Instant::now);
+    }
+
+    /// It runs again.
+    pub(super) fn end_gap(&self) {
+        let mut w = self.lock();
+        if let Some(t) = w.since.take() {
+            w.done += t.elapsed();
+        }
+    }
+
     /// Forgets the call: its waits, and its permit (given back).
     pub(super) fn reset(&self) {
         *self.lock() = Waits::default();

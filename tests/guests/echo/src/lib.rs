@@ -15,6 +15,7 @@
 //! - creating a Thing with `hang` reports partial state (id `partial-<name>`)
 //!   and then hangs: `"cooperative"` until the engine cancels (then it
 //!   returns an init failure itself), `"stubborn"` forever, ignoring it;
+//!   with `sleepMs` or `spinMs` it sleeps or busy-waits that long first;
 //! - Check passes inputs through, so values round-trip there too; with the
 //!   engine's autonaming options it sets `name` to the proposed name (when
 //!   absent, or always when the engine enforces it). The provider says it
@@ -82,12 +83,7 @@ impl Provider for Echo {
     fn invoke(&mut self, req: InvokeRequest) -> Result<InvokeResponse> {
         match req.token.as_str() {
             "echo:index:config" => {
-                let ms = |k: &str| req.args.get(k).and_then(Value::as_f64).unwrap_or(0.0) as u64;
-                std::thread::sleep(std::time::Duration::from_millis(ms("sleepMs")));
-                let spin = std::time::Instant::now();
-                while spin.elapsed() < std::time::Duration::from_millis(ms("spinMs")) {
-                    std::hint::spin_loop();
-                }
+                pause(&req.args);
                 if self.instance.is_empty() {
                     self.instance = new_id()?;
                 }
@@ -132,6 +128,7 @@ impl Provider for Echo {
         if let Some(mode) = req.properties.get("hang").and_then(Value::as_str) {
             return hang(mode, &req);
         }
+        pause(&req.properties);
         let id = if req.preview { String::new() } else { new_id()? };
         log::for_urn(&req.urn).info(&format!("created thing {id}"));
         Ok(CreateResponse { id, properties: req.properties, refresh_before_update: false })
@@ -161,6 +158,16 @@ impl Provider for Echo {
 
     fn delete(&mut self, req: DeleteRequest) -> Result<()> {
         thing(&req.resource_type)
+    }
+}
+
+/// Sleeps `sleepMs`, then busy-waits `spinMs` (deadline tests).
+fn pause(m: &PropertyMap) {
+    let ms = |k: &str| m.get(k).and_then(Value::as_f64).unwrap_or(0.0) as u64;
+    std::thread::sleep(std::time::Duration::from_millis(ms("sleepMs")));
+    let spin = std::time::Instant::now();
+    while spin.elapsed() < std::time::Duration::from_millis(ms("spinMs")) {
+        std::hint::spin_loop();
     }
 }
 
