@@ -3,25 +3,33 @@
 
 use std::time::Duration;
 
-use e2e_tests::{Plugin, TestEngine, component, from_struct, init_failed, to_struct};
+use e2e_tests::{Launch, Plugin, TestEngine, component, from_struct, init_failed, to_struct};
 use pulumirpc::*;
 use serde_json::{Value as Json, json};
 use tonic::Code;
 
 fn create(name: &str, hang: &str, timeout: f64) -> CreateRequest {
+    create_with(name, json!({ "hang": hang }), timeout)
+}
+
+fn create_with(name: &str, properties: Json, timeout: f64) -> CreateRequest {
     CreateRequest {
         urn: format!("urn:pulumi:dev::proj::echo:index:Thing::{name}"),
         name: name.into(),
         r#type: "echo:index:Thing".into(),
-        properties: Some(to_struct(json!({ "hang": hang }))),
+        properties: Some(to_struct(properties)),
         timeout,
         ..Default::default()
     }
 }
 
 async fn started() -> (TestEngine, Plugin) {
+    started_with("echo-provider", &Launch::new()).await
+}
+
+async fn started_with(provider: &str, launch: &Launch) -> (TestEngine, Plugin) {
     let engine = TestEngine::start().await;
-    let mut p = Plugin::packed(&component("echo-provider"), Some(&engine.address)).await.unwrap();
+    let mut p = Plugin::launch(&component(provider), Some(&engine.address), launch).await.unwrap();
     p.boot(&engine.address, json!({})).await.unwrap();
     (engine, p)
 }
@@ -109,11 +117,9 @@ async fn an_interrupted_update_is_reported_as_unknown_so_the_engine_keeps_it_pen
 /// every instance is interrupted.
 #[tokio::test]
 async fn cancel_answers_in_time_when_idle_instances_hang_in_their_cancel() {
-    let engine = TestEngine::start().await;
     // Four worker threads: a guest's call holds one while it runs.
-    let launch = e2e_tests::Launch::new().env("PULUMI_WASM_WORKER_THREADS", "4");
-    let mut p = Plugin::launch(&component("hostile-provider"), Some(&engine.address), &launch).await.unwrap();
-    p.boot(&engine.address, json!({})).await.unwrap();
+    let (_engine, mut p) =
+        started_with("hostile-provider", &Launch::new().env("PULUMI_WASM_WORKER_THREADS", "4")).await;
     // Four instances at once, each armed to hang in `cancel`, then idle.
     let arm = |p: &Plugin| {
         let mut c = p.client.clone();
@@ -142,23 +148,12 @@ async fn cancel_answers_in_time_when_idle_instances_hang_in_their_cancel() {
 /// sets counts the waits too.
 #[tokio::test]
 async fn a_resource_operation_waits_as_long_as_the_engine_does() {
-    let engine = TestEngine::start().await;
-    let launch = e2e_tests::Launch::new().env("PULUMI_WASM_CALL_TIMEOUT", "1");
-    let mut p = Plugin::launch(&component("echo-provider"), Some(&engine.address), &launch).await.unwrap();
-    p.boot(&engine.address, json!({})).await.unwrap();
-    let pausing = |name: &str, pause: Json, timeout: f64| CreateRequest {
-        urn: format!("urn:pulumi:dev::proj::echo:index:Thing::{name}"),
-        name: name.into(),
-        r#type: "echo:index:Thing".into(),
-        properties: Some(to_struct(pause)),
-        timeout,
-        ..Default::default()
-    };
-    let made = p.client.create(pausing("waits", json!({ "sleepMs": 2500 }), 0.0)).await;
+    let (_engine, mut p) = started_with("echo-provider", &Launch::new().env("PULUMI_WASM_CALL_TIMEOUT", "1")).await;
+    let made = p.client.create(create_with("waits", json!({ "sleepMs": 2500 }), 0.0)).await;
     assert!(made.is_ok(), "waiting past the provider's 1 s: {made:?}");
-    let err = p.client.create(pausing("runs", json!({ "spinMs": 2500 }), 0.0)).await.unwrap_err();
+    let err = p.client.create(create_with("runs", json!({ "spinMs": 2500 }), 0.0)).await.unwrap_err();
     assert!(err.message().contains("deadline"), "running past it: {}", err.message());
-    let err = p.client.create(pausing("asked", json!({ "sleepMs": 2500 }), 1.0)).await.unwrap_err();
+    let err = p.client.create(create_with("asked", json!({ "sleepMs": 2500 }), 1.0)).await.unwrap_err();
     assert!(err.message().contains("deadline"), "past the engine's own timeout: {}", err.message());
     // Other calls count their waits: an invoke sleeping past the provider's timeout.
     let args = Some(to_struct(json!({ "sleepMs": 2500 })));
