@@ -49,6 +49,8 @@ struct Instance<P> {
     applied: usize,
     /// Whether it has been told about the engine's cancellation.
     cancelled: bool,
+    /// The engine run it was made in (see `resume`).
+    run: u64,
 }
 
 thread_local! {
@@ -67,6 +69,8 @@ pub struct NativeBackend<P> {
     logs: Option<NativeSink>,
     setup: SetupLog,
     cancelled: AtomicBool,
+    /// Counts the engine runs an attached host has served.
+    run: AtomicU64,
     _provider: PhantomData<fn() -> P>,
 }
 
@@ -80,6 +84,7 @@ impl<P: Provider> NativeBackend<P> {
             logs: None,
             setup: SetupLog::default(),
             cancelled: AtomicBool::new(false),
+            run: AtomicU64::new(0),
             _provider: PhantomData,
         }
     }
@@ -136,8 +141,9 @@ impl<P: Provider> NativeBackend<P> {
             self.setup.room().map_err(CallError::NotStarted)?;
         }
         let mut slot = self.take();
-        // Cancelled before a resume: a fresh instance instead (setup replayed).
-        if slot.as_ref().is_some_and(|inst| inst.cancelled) && !self.cancelled.load(Ordering::Relaxed) {
+        // Made in an earlier engine run: a fresh one for this run instead.
+        let run = self.run.load(Ordering::Relaxed);
+        if slot.as_ref().is_some_and(|inst| inst.run != run) {
             slot = None;
         }
         // As the wasm pool does: the lock only when this value is behind.
@@ -146,7 +152,7 @@ impl<P: Provider> NativeBackend<P> {
         let outcome = self.logging(|| {
             catch_unwind(AssertUnwindSafe(|| {
                 let inst =
-                    slot.get_or_insert_with(|| Instance { provider: (self.make)(), applied: 0, cancelled: false });
+                    slot.get_or_insert_with(|| Instance { provider: (self.make)(), applied: 0, cancelled: false, run });
                 if self.cancelled.load(Ordering::Relaxed) && !inst.cancelled {
                     inst.cancelled = true;
                     inst.provider.cancel();
@@ -297,9 +303,12 @@ impl<P: Provider> Backend for NativeBackend<P> {
 
     /// Tells every provider value before its next call (this thread's now).
     /// Native code cannot be interrupted, so calls in progress run to the end.
-    /// Each thread's cancelled instance is dropped at its next call (see
-    /// `with`): a provider has no way back from `cancel`.
+    /// Another engine run: each thread's provider value is made afresh at
+    /// its next call (see `with`; one told to cancel has no way back), set
+    /// up by the new run's calls only.
     fn resume(&self) {
+        self.run.fetch_add(1, Ordering::Relaxed);
+        self.setup.clear();
         self.cancelled.store(false, Ordering::Relaxed);
     }
 

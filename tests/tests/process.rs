@@ -99,9 +99,19 @@ async fn attach_mode_outlives_each_engine_run() {
         properties: Some(to_struct(json!({ "hang": "cooperative" }))),
         ..Default::default()
     };
-    for run in 0..2 {
+    for run in 0..3 {
         let engine = TestEngine::start().await;
         p.client.attach(PluginAttach { address: engine.address.clone() }).await.unwrap();
+        // Each run configures the provider its own way; nothing of the last
+        // run's instances or configuration is kept.
+        p.boot(&engine.address, json!({ "run": run })).await.unwrap();
+        let said = p.client.invoke(invoke("echo:index:config", json!({}))).await.unwrap().into_inner();
+        let said = from_struct(said.r#return.as_ref());
+        assert_eq!(
+            (&said["config"], &said["configures"]),
+            (&json!({ "run": f64::from(run) }), &json!(1.0)),
+            "run {run}"
+        );
         let urn = "urn:pulumi:dev::proj::echo:index:Thing::t";
         let message = format!("run {run}");
         p.client.invoke(invoke("echo:index:log", json!({ "message": message, "urn": urn }))).await.unwrap();

@@ -25,6 +25,8 @@ struct CancelState {
     grace_ends: Option<Instant>,
     /// Whether the made backend has been cancelled (by whichever side saw it first).
     done: bool,
+    /// How many times [`Deferred::resume`] ran.
+    resumed: u64,
 }
 
 impl CancelState {
@@ -51,16 +53,24 @@ impl<B: Backend> Deferred<B> {
                 Ok(made) => made.map_err(|e| e.to_string()),
                 Err(e) => Err(format!("loading failed: {e}")),
             };
+            let resumed = state.lock().expect("cancel lock").resumed;
             match &made {
                 Err(e) => tracing::error!("{e}"),
+                // Cancelled while loading: the backend starts cancelled.
                 Ok(backend) => {
-                    // Cancelled while loading: the backend starts cancelled.
                     if let Some(grace) = CancelState::take(&state) {
                         backend.cancel(grace).await;
                     }
                 }
             }
+            let backend = made.as_ref().ok().cloned();
             tx.send_replace(Some(made));
+            // A resume before the backend was published found nothing to resume.
+            if let Some(backend) = backend
+                && state.lock().expect("cancel lock").resumed != resumed
+            {
+                backend.resume();
+            }
         });
         Deferred { made, ready: OnceLock::new(), cancel }
     }
@@ -96,7 +106,10 @@ impl<B: Backend> Deferred<B> {
 
     /// Undoes [`Deferred::cancel`], whether or not the backend is made yet.
     pub fn resume(&self) {
-        *self.cancel.lock().expect("cancel lock") = CancelState::default();
+        {
+            let mut s = self.cancel.lock().expect("cancel lock");
+            (s.grace_ends, s.done, s.resumed) = (None, false, s.resumed + 1);
+        }
         if let Some(backend) = self.made() {
             backend.resume();
         }

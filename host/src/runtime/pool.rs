@@ -2,7 +2,7 @@
 //! in parallel. Every instance sees the same `parameterize`/`configure` calls:
 //! the pool records them and replays them into instances that missed them.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::{Duration, Instant};
 
@@ -38,6 +38,8 @@ struct Instance {
     guest: Provider,
     /// How many recorded setup calls this instance has seen.
     applied: usize,
+    /// The engine run it was made in (see [`Pool::resume`]).
+    run: u64,
 }
 
 /// The engine's cancellation: a flag guests can read, and the moment after
@@ -61,6 +63,8 @@ pub struct Pool {
     /// Construct of this provider needs one of these.
     monitor_permits: Arc<Semaphore>,
     setup: SetupLog,
+    /// Counts the engine runs an attached host has served (see [`Pool::resume`]).
+    run: AtomicU64,
     /// The plugin the engine booted, when this pool serves it directly
     /// (not as one component of the generic provider): a Parameterize by
     /// value then makes it a package with this base ([`Pool::serve_as_base`]).
@@ -111,6 +115,7 @@ impl Pool {
             permits,
             monitor_permits,
             setup: SetupLog::default(),
+            run: AtomicU64::new(0),
             base: OnceLock::new(),
             packages: RwLock::default(),
             cancel,
@@ -217,7 +222,7 @@ impl Pool {
         self.arm_deadline(&mut store, sandbox.timeout);
         let made = self.bounded(sandbox.timeout, self.pre.instantiate_async(&mut store)).await;
         match made {
-            Ok(guest) => Ok(Instance { store, guest, applied: 0 }),
+            Ok(guest) => Ok(Instance { store, guest, applied: 0, run: self.run.load(Ordering::Relaxed) }),
             // A component whose memories start out larger than the limit.
             Err(_) if let Some(cap) = store.data().limits.refused => {
                 Err(RuntimeError::OutOfMemory { cap, partial: None })
@@ -301,20 +306,32 @@ impl Pool {
         self.cancel.interrupt_at.send_replace(Some(Instant::now() + grace));
         let idle: Vec<Instance> = std::mem::take(&mut *self.idle.lock().expect("pool lock"));
         let mut kept = Vec::new();
+        // One grace for them all, whatever happens to the cancellation meanwhile.
+        let ends = Instant::now() + grace;
         for mut inst in idle {
-            self.arm_deadline(&mut inst.store, grace);
+            let left = ends.saturating_duration_since(Instant::now());
+            self.arm_deadline(&mut inst.store, left);
             let guest = inst.guest.pulumi_provider_resource_provider();
-            if self.bounded(grace, guest.call_cancel(&mut inst.store)).await.is_ok() {
+            if !left.is_zero() && self.bounded(left, guest.call_cancel(&mut inst.store)).await.is_ok() {
                 kept.push(inst);
             }
         }
+        // A run that began meanwhile (`resume`) wants none of these.
+        let run = self.run.load(Ordering::Relaxed);
+        kept.retain(|i| i.run == run);
         self.idle.lock().expect("pool lock").extend(kept);
     }
 
-    /// Undoes [`Pool::cancel`]: guests no longer see `cancelled()`, and
-    /// calls are not interrupted (those still running from before were,
-    /// unless the grace has not ended).
+    /// Starts another engine run (attach mode) after [`Pool::cancel`]: guests
+    /// no longer see `cancelled()`, calls are not interrupted, and nothing of
+    /// the last run is kept: its setup calls (the new run makes its own) and
+    /// its instances (told to cancel, or set up for it), idle ones now and
+    /// those still running when they finish.
     pub fn resume(&self) {
+        self.run.fetch_add(1, Ordering::Relaxed);
+        self.setup.clear();
+        let idle = std::mem::take(&mut *self.idle.lock().expect("pool lock"));
+        drop(idle);
         self.cancel.flag.store(false, Ordering::Relaxed);
         self.cancel.interrupt_at.send_replace(None);
     }
@@ -338,6 +355,9 @@ impl Pool {
         // Its permit goes back, and nothing of this call stays with an idle
         // instance or carries over to its next call.
         inst.store.data_mut().reset_call();
+        if inst.run != self.run.load(Ordering::Relaxed) {
+            return;
+        }
         let handles = inst.store.data_mut().handles();
         if handles > RECYCLE_ABOVE_HANDLES {
             tracing::debug!("recycling an instance that keeps {handles} host handles");

@@ -44,6 +44,14 @@ impl SetupLog {
         self.calls.lock().expect("setup lock").clone()
     }
 
+    /// Forgets every kept call (attach mode: the next engine run sets the
+    /// provider up afresh).
+    pub fn clear(&self) {
+        let mut kept = self.calls.lock().expect("setup lock");
+        *kept = Arc::default();
+        self.len.store(0, Ordering::Release);
+    }
+
     /// Refuses a setup call once [`MAX_SETUP_CALLS`] are kept, before the
     /// provider runs it. Calls waiting together may all pass here;
     /// [`SetupLog::record`] holds the bound.
