@@ -153,6 +153,9 @@ async fn a_resource_operation_waits_as_long_as_the_engine_does() {
     assert!(made.is_ok(), "waiting past the provider's 1 s: {made:?}");
     let err = p.client.create(create_with("runs", json!({ "spinMs": 2500 }), 0.0)).await.unwrap_err();
     assert!(err.message().contains("deadline"), "running past it: {}", err.message());
+    let preview = CreateRequest { preview: true, ..create_with("previewed", json!({ "sleepMs": 2500 }), 0.0) };
+    let err = p.client.create(preview).await.unwrap_err();
+    assert!(err.message().contains("deadline"), "a preview should be quick: {}", err.message());
     let err = p.client.create(create_with("asked", json!({ "sleepMs": 2500 }), 1.0)).await.unwrap_err();
     assert!(err.message().contains("deadline"), "past the engine's own timeout: {}", err.message());
     // Other calls count their waits: an invoke sleeping past the provider's timeout.

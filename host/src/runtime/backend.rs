@@ -39,12 +39,13 @@ impl From<RuntimeError> for CallError {
 /// settle the lease. An export marked `replay` is recorded on success so that
 /// every other instance receives it before its next call. An export marked
 /// `monitor` opens the request's resource monitor to the guest for the call.
-/// One marked `patient = true` is a resource operation: without a timeout from the
-/// engine, its waits do not count against the provider's (see `Pool::bounded_waiting`).
+/// One marked `patient if <condition>` is a resource operation: without a
+/// timeout from the engine, and when the condition holds of its request, its
+/// waits do not count against the provider's (see `Pool::bounded_waiting`).
 macro_rules! exports {
     ($(
         $(#[$doc:meta])*
-        $name:ident => $export:ident ( $($arg:ident : $ty:ty),* ) -> $ret:ty $(, replay $setup:path [$sarg:ident])? $(, monitor [$marg:ident])? $(, patient = $patient:literal)? ;
+        $name:ident => $export:ident ( $($arg:ident : $ty:ty),* ) -> $ret:ty $(, replay $setup:path [$sarg:ident])? $(, monitor [$marg:ident])? $(, patient if $patient:expr)? ;
     )*) => {
         /// A provider's exports. `timeout` bounds the call (the provider's
         /// default when `None`); how it is enforced is the backend's business.
@@ -85,7 +86,7 @@ macro_rules! exports {
                     let waited = lease.engine_wait();
                     let (guest, store) = lease.parts();
                     // A resource operation the engine set no timeout for waits as long as it must.
-                    let patient = timeout.is_none() && (false $(|| $patient)?);
+                    let patient = timeout.is_none() && (false $(|| ($patient))?);
                     let outcome = self.bounded_waiting(limit, &waited, patient, guest.$export(store, $(&$arg),*)).await;
                     $( let outcome = lease.vouch(outcome, &$marg); )?
                     settle(lease, outcome, [$($setup($sarg))?].into_iter().next())
@@ -143,14 +144,15 @@ exports! {
     call => call_call(req: rp::CallRequest) -> rp::CallResponse, monitor [req];
     check => call_check(req: rp::CheckRequest) -> rp::CheckResponse;
     diff => call_diff(req: rp::DiffRequest) -> rp::DiffResponse;
-    /// Patient without the engine's timeout (see [`Pool::bounded_waiting`]).
-    create => call_create(req: rp::CreateRequest) -> rp::CreateResponse, patient = true;
+    /// Patient without the engine's timeout (see [`Pool::bounded_waiting`]),
+    /// unless a preview (which should be quick).
+    create => call_create(req: rp::CreateRequest) -> rp::CreateResponse, patient if !req.preview;
     /// Patient without the engine's timeout.
-    read => call_read(req: rp::ReadRequest) -> rp::ReadResponse, patient = true;
+    read => call_read(req: rp::ReadRequest) -> rp::ReadResponse, patient if true;
+    /// Patient without the engine's timeout, unless a preview.
+    update => call_update(req: rp::UpdateRequest) -> rp::UpdateResponse, patient if !req.preview;
     /// Patient without the engine's timeout.
-    update => call_update(req: rp::UpdateRequest) -> rp::UpdateResponse, patient = true;
-    /// Patient without the engine's timeout.
-    delete => call_delete(req: rp::DeleteRequest) -> (), patient = true;
+    delete => call_delete(req: rp::DeleteRequest) -> (), patient if true;
     /// The guest may use the resource monitor.
     construct => call_construct(req: rp::ConstructRequest) -> rp::ConstructResponse, monitor [req];
     list => call_list(req: rp::ListRequest) -> rp::ListResponse;
