@@ -740,4 +740,11 @@ fn a_known_only_answer_refuses_unknowns_by_path() {
     }
     send(sp(sig::OUTPUT_VALUE, [("value", s("known"))])).expect("a known output value is known");
     send(sp(sig::RESOURCE_REFERENCE, [("urn", s(URN)), ("id", s(""))])).expect("a reference's id may be unknown");
+    // Unless the reference goes as its id, which would be the unknown sentinel.
+    let plain = WireOptions { plain_references: true, ..known_only };
+    let wit = struct_to_wit(&single(sp(sig::RESOURCE_REFERENCE, [("urn", s(URN)), ("id", s(""))]))).expect("decode");
+    let e = wit_to_struct(&wit, plain, Limits::default()).unwrap_err().to_string();
+    assert!(e.contains("`v` is unknown"), "{e}");
+    let wit = struct_to_wit(&single(sp(sig::RESOURCE_REFERENCE, [("urn", s(URN)), ("id", s("i-1"))]))).expect("decode");
+    assert_eq!(wit_to_struct(&wit, plain, Limits::default()).expect("a known id"), single(s("i-1")));
 }

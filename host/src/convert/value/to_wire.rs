@@ -166,6 +166,14 @@ fn validate(v: &Value, opts: WireOptions, limits: Limits) -> Result<(), ConvertE
             Node::Unknown(_) | Node::Output(OutputValue { value: None, .. }) if opts.known_only => {
                 return Err(ConvertError::UnknownOutsidePreview { path: bufs.path_of(nodes, &parent, idx) });
             }
+            // Sent as the unknown sentinel to a caller that takes no references.
+            Node::ResourceReference(ResourceReference { id: Some(id), .. })
+                if opts.known_only
+                    && opts.plain_references
+                    && !matches!(id, ReferenceId::Known(id) if bufs.str(*id).is_some_and(known_id)) =>
+            {
+                return Err(ConvertError::UnknownOutsidePreview { path: bufs.path_of(nodes, &parent, idx) });
+            }
             _ => {}
         }
         if let Some(named) = bufs.named(node) {
