@@ -335,10 +335,7 @@ impl<P: Provider> Engine<P> {
 
     /// `pulumi import <token> <name> <id>`: Read with only the ID. The
     /// provider's answer becomes the state; its inputs (what the program
-    /// should say to keep the resource as it is) must come back too. Then,
-    /// as the engine does, Check of those inputs (failures fail the import)
-    /// and Diff of what Check returned against the state read, which must
-    /// show no change.
+    /// should say to keep the resource as it is) must come back too.
     pub fn import(&mut self, token: &str, name: &str, id: &str) -> Outcome<State> {
         let urn = self.urn(token, name);
         let (inputs, outputs) = (PropertyMap::new(), PropertyMap::new());
@@ -349,12 +346,20 @@ impl<P: Provider> Engine<P> {
         if read.inputs.is_empty() {
             return Err(Failure::Engine(format!("Read of {token} '{id}' for an import returned no inputs")));
         }
-        let state = State { id: read.id, inputs: read.inputs, outputs: read.properties, ..known };
-        match self.plan(&state, state.inputs.clone())? {
-            (Step::Same, inputs) => Ok(State { inputs, ..state }),
+        Ok(State { id: read.id, inputs: read.inputs, outputs: read.properties, ..known })
+    }
+
+    /// `pulumi up` of a program's resource with the `import` option set to
+    /// `id` and these `inputs`: Read with only the ID, then, as the engine
+    /// does, Check of `inputs` against the inputs Read returned (failures
+    /// fail the import) and Diff of what Check returned against the state
+    /// read, which must show no change.
+    pub fn import_with(&mut self, token: &str, name: &str, id: &str, inputs: PropertyMap) -> Outcome<State> {
+        let read = self.import(token, name, id)?;
+        match self.plan(&read, inputs)? {
+            (Step::Same, inputs) => Ok(State { inputs, ..read }),
             (step, _) => Err(Failure::Engine(format!(
-                "Diff of the inputs Read returned for {token} '{id}' against the state it read is {step:?}, \
-                 not no change: the import would fail"
+                "the inputs to import {token} '{id}' do not match the resource ({step:?}): `up` would fail the import"
             ))),
         }
     }

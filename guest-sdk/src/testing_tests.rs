@@ -78,10 +78,7 @@ impl Provider for Recorder {
         // An import (no state): "old-*" exists with size 7, anything else does not.
         if req.properties.is_empty() {
             let id = if req.id.starts_with("old-") { req.id.clone() } else { String::new() };
-            let mut inputs = props! { "size" => 7 };
-            if req.id == "old-bad" {
-                inputs.insert("bad".into(), true.into());
-            }
+            let inputs = props! { "size" => 7 };
             let properties = props! { "size" => 7, "id" => id.as_str() };
             return Ok(ReadResponse { id, properties, inputs, refresh_before_update: false });
         }
@@ -247,13 +244,15 @@ fn an_import_reads_by_id_alone_and_then_behaves_as_any_resource() {
     assert_eq!(e.update(&imported, props! { "size" => 7 }).unwrap().0, Step::Same);
     let err = e.import(T, "missing", "nope").unwrap_err();
     assert!(matches!(err, Failure::Provider(Error::NotFound(_))), "{err}");
-    // The engine checks what Read returned, then diffs it against the state read.
-    let calls = &e.provider().calls;
-    let read = calls.iter().position(|c| c == "read old-1").unwrap();
-    assert!(calls[read + 1].starts_with("check olds=1 ") && calls[read + 2].starts_with("diff old-1"), "{calls:?}");
-    let err = e.import(T, "invalid", "old-bad").unwrap_err();
+    // The `import` option: Read, Check of the program's inputs against
+    // what Read returned, then Diff against the state read.
+    let before = e.provider().calls.len();
+    let kept = e.import_with(T, "kept", "old-2", props! { "size" => 7 }).unwrap();
+    assert_eq!((kept.id.as_str(), &kept.inputs), ("old-2", &props! { "size" => 7 }));
+    let calls = &e.provider().calls[before..];
+    assert!(calls[0] == "read old-2" && calls[1].starts_with("check olds=1 ") && calls[2].starts_with("diff old-2"));
+    let err = e.import_with(T, "invalid", "old-3", props! { "size" => 7, "bad" => true }).unwrap_err();
     assert!(matches!(&err, Failure::Check(f) if f[0].property == "bad"), "{err}");
-    e.provider().diff = Some(DiffResponse { changes: DiffChanges::Some, ..DiffResponse::none() });
-    let err = e.import(T, "drifted", "old-2").unwrap_err();
-    assert!(matches!(&err, Failure::Engine(m) if m.contains("the import would fail")), "{err}");
+    let err = e.import_with(T, "other", "old-4", props! { "size" => 8 }).unwrap_err();
+    assert!(matches!(&err, Failure::Engine(m) if m.contains("would fail the import")), "{err}");
 }
