@@ -163,19 +163,3 @@ async fn a_resource_operation_waits_as_long_as_the_engine_does() {
     let err = p.client.invoke(InvokeRequest { tok: "echo:index:config".into(), args, preview: false }).await;
     assert!(err.unwrap_err().message().contains("deadline"));
 }
-
-/// A resource operation waiting without a timeout gives its turn back: the
-/// provider's other calls run meanwhile, even with one instance allowed.
-#[tokio::test]
-async fn a_waiting_resource_operation_lets_other_calls_run() {
-    let (_engine, p) = started_with("echo-provider", &Launch::new().env("PULUMI_WASM_MAX_INSTANCES", "1")).await;
-    let mut client = p.client.clone();
-    let waiting =
-        tokio::spawn(async move { client.create(create_with("slow", json!({ "sleepMs": 3000 }), 0.0)).await });
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let mut client = p.client.clone();
-    let echoed = client.invoke(InvokeRequest { tok: "echo:index:echo".into(), args: None, preview: false }).await;
-    assert!(echoed.is_ok(), "{echoed:?}");
-    assert!(!waiting.is_finished(), "answered while the create still waits");
-    assert!(waiting.await.unwrap().is_ok());
-}

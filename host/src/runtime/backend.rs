@@ -80,13 +80,13 @@ macro_rules! exports {
                 async fn $name(&self, timeout: Option<Duration>, $($arg: $ty),*) -> CallResult<$ret> {
                     let uses_monitor = false $(|| { let _ = &$marg; true })?;
                     $( let _ = &$sarg; self.room_for_setup().map_err(CallError::NotStarted)?; )?
-                    // A resource operation the engine set no timeout for waits as long as it must.
-                    let patient = timeout.is_none() && (false $(|| ($patient))?);
-                    let mut lease = self.lease(timeout, uses_monitor, patient).await.map_err(CallError::NotStarted)?;
+                    let mut lease = self.lease(timeout, uses_monitor).await.map_err(CallError::NotStarted)?;
                     $(lease.open_monitor(&$marg);)?
                     let limit = lease.timeout();
                     let waited = lease.engine_wait();
                     let (guest, store) = lease.parts();
+                    // A resource operation the engine set no timeout for waits as long as it must.
+                    let patient = timeout.is_none() && (false $(|| ($patient))?);
                     let outcome = self.bounded_waiting(limit, &waited, patient, guest.$export(store, $(&$arg),*)).await;
                     $( let outcome = lease.vouch(outcome, &$marg); )?
                     settle(lease, outcome, [$($setup($sarg))?].into_iter().next())

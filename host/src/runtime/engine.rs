@@ -231,7 +231,7 @@ impl Runtime {
         let contract = pre.contract();
         let pool = Arc::new(Pool::new(self.clone(), pre, logs));
         let info = {
-            let mut lease = pool.lease(None, false, false).await?;
+            let mut lease = pool.lease(None, false).await?;
             let limit = lease.timeout();
             let (guest, store) = lease.parts();
             let info = pool.bounded(limit, guest.call_get_plugin_info(store)).await;

@@ -182,14 +182,8 @@ impl Pool {
 
     /// An instance for one call, brought up to date with the setup calls.
     /// `timeout` bounds the call (the provider's default when `None`);
-    /// `uses_monitor`: a Construct or Call, which takes its own permit;
-    /// it and a `patient` call give theirs back while they wait.
-    pub async fn lease(
-        &self,
-        timeout: Option<Duration>,
-        uses_monitor: bool,
-        patient: bool,
-    ) -> Result<Lease<'_>, RuntimeError> {
+    /// `uses_monitor`: a Construct or Call, which takes its own permit.
+    pub async fn lease(&self, timeout: Option<Duration>, uses_monitor: bool) -> Result<Lease<'_>, RuntimeError> {
         let permits = if uses_monitor { &self.monitor_permits } else { &self.permits };
         let permit = permits.clone().acquire_owned().await.map_err(|e| RuntimeError::Engine(e.to_string()))?;
         let timeout =
@@ -203,9 +197,8 @@ impl Pool {
             None => Box::pin(self.instantiate(&self.sandbox())).await?,
         };
         self.arm_deadline(&mut inst.store, timeout);
-        // A monitor call's permit is given back while it waits on the engine,
-        // a patient call's while it waits at all.
-        let permit = if uses_monitor || patient {
+        // A monitor call's permit is given back while it waits on the engine.
+        let permit = if uses_monitor {
             inst.store.data().engine_wait.hold(permits.clone(), permit);
             None
         } else {
@@ -608,17 +601,11 @@ impl<'a> Lease<'a> {
 }
 
 /// A call whose time between polls (waiting, not running) is counted in
-/// `waits`, when given: the waits the epoch deadline is moved on by. It
-/// gives its permit back while it waits, and gets it back before it runs.
+/// `waits`, when given: the waits the epoch deadline is moved on by.
 struct Waiting<'w, F> {
     call: F,
     waits: Option<&'w EngineWait>,
-    permit: Option<Acquiring>,
 }
-
-type Acquiring = std::pin::Pin<
-    Box<dyn Future<Output = Result<tokio::sync::OwnedSemaphorePermit, tokio::sync::AcquireError>> + Send>,
->;
 
 impl<'w, F> Waiting<'w, F> {
     /// After a first poll that found the call waiting.
@@ -626,7 +613,7 @@ impl<'w, F> Waiting<'w, F> {
         if let Some(w) = waits {
             w.begin_gap();
         }
-        Waiting { call, waits, permit: None }
+        Waiting { call, waits }
     }
 }
 
@@ -634,26 +621,12 @@ impl<F: Future + Unpin> Future for Waiting<'_, F> {
     type Output = F::Output;
 
     fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<F::Output> {
-        let Some(w) = self.waits else {
-            return std::pin::Pin::new(&mut self.call).poll(cx);
-        };
-        if self.permit.is_none()
-            && let Some(semaphore) = w.permit_to_take()
-        {
-            self.permit = Some(Box::pin(semaphore.acquire_owned()));
+        let waits = self.waits;
+        if let Some(w) = waits {
+            w.end_gap();
         }
-        if let Some(acquiring) = self.permit.as_mut() {
-            let std::task::Poll::Ready(permit) = acquiring.as_mut().poll(cx) else {
-                return std::task::Poll::Pending;
-            };
-            self.permit = None;
-            if let Ok(permit) = permit {
-                w.restore(permit);
-            }
-        }
-        w.end_gap();
         let polled = std::pin::Pin::new(&mut self.call).poll(cx);
-        if polled.is_pending() {
+        if let (Some(w), std::task::Poll::Pending) = (waits, &polled) {
             w.begin_gap();
         }
         polled

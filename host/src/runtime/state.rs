@@ -93,25 +93,10 @@ impl EngineWait {
         out
     }
 
-    /// A patient call stopped running to wait (see `Pool::bounded_waiting`):
-    /// the wait counts from now (unless one is counting already), and its
-    /// permit goes back meanwhile, so that calls waiting for hours do not
-    /// keep the provider's others from running.
+    /// A patient call stopped running to wait (see `Pool::bounded_waiting`);
+    /// not a second start of a wait already counted.
     pub(super) fn begin_gap(&self) {
-        let mut w = self.lock();
-        w.since.get_or_insert_with(Instant::now);
-        w.permit = None;
-    }
-
-    /// Where to get the call's permit back before it runs again, if it gave
-    /// one back.
-    pub(super) fn permit_to_take(&self) -> Option<Arc<Semaphore>> {
-        let w = self.lock();
-        if w.permit.is_some() { None } else { w.semaphore.clone() }
-    }
-
-    pub(super) fn restore(&self, permit: OwnedSemaphorePermit) {
-        self.lock().permit = Some(permit);
+        self.lock().since.get_or_insert_with(Instant::now);
     }
 
     /// It runs again.
