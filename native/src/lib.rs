@@ -69,8 +69,6 @@ pub struct NativeBackend<P> {
     logs: Option<NativeSink>,
     setup: SetupLog,
     cancelled: AtomicBool,
-    /// Counts the engine runs an attached host has served.
-    run: AtomicU64,
     _provider: PhantomData<fn() -> P>,
 }
 
@@ -84,7 +82,6 @@ impl<P: Provider> NativeBackend<P> {
             logs: None,
             setup: SetupLog::default(),
             cancelled: AtomicBool::new(false),
-            run: AtomicU64::new(0),
             _provider: PhantomData,
         }
     }
@@ -142,7 +139,7 @@ impl<P: Provider> NativeBackend<P> {
         }
         let mut slot = self.take();
         // Made in an earlier engine run: a fresh one for this run instead.
-        let run = self.run.load(Ordering::Relaxed);
+        let run = self.setup.run();
         if slot.as_ref().is_some_and(|inst| inst.run != run) {
             slot = None;
         }
@@ -177,7 +174,7 @@ impl<P: Provider> NativeBackend<P> {
         let mut inst = slot.expect("the provider value exists once the call ran");
         // As in the wasm pool, a value that ran a setup call out of order goes.
         let kept = match setup {
-            Some(call) if result.is_ok() => self.setup.record(call, inst.applied)?,
+            Some(call) if result.is_ok() => self.setup.record(call, inst.applied, inst.run)?,
             _ => Some(inst.applied),
         };
         if let Some(applied) = kept {
@@ -307,7 +304,6 @@ impl<P: Provider> Backend for NativeBackend<P> {
     /// its next call (see `with`; one told to cancel has no way back), set
     /// up by the new run's calls only.
     fn resume(&self) {
-        self.run.fetch_add(1, Ordering::Relaxed);
         self.setup.clear();
         self.cancelled.store(false, Ordering::Relaxed);
     }

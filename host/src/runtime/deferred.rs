@@ -63,11 +63,13 @@ impl<B: Backend> Deferred<B> {
                     }
                 }
             }
+            // Published under the lock `resume` takes: a resume before found
+            // nothing to resume, so it is done here; one after finds the backend.
             let backend = made.as_ref().ok().cloned();
+            let s = state.lock().expect("cancel lock");
             tx.send_replace(Some(made));
-            // A resume before the backend was published found nothing to resume.
             if let Some(backend) = backend
-                && state.lock().expect("cancel lock").resumed != resumed
+                && s.resumed != resumed
             {
                 backend.resume();
             }
@@ -106,10 +108,8 @@ impl<B: Backend> Deferred<B> {
 
     /// Undoes [`Deferred::cancel`], whether or not the backend is made yet.
     pub fn resume(&self) {
-        {
-            let mut s = self.cancel.lock().expect("cancel lock");
-            (s.grace_ends, s.done, s.resumed) = (None, false, s.resumed + 1);
-        }
+        let mut s = self.cancel.lock().expect("cancel lock");
+        (s.grace_ends, s.done, s.resumed) = (None, false, s.resumed + 1);
         if let Some(backend) = self.made() {
             backend.resume();
         }

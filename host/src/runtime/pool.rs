@@ -2,7 +2,7 @@
 //! in parallel. Every instance sees the same `parameterize`/`configure` calls:
 //! the pool records them and replays them into instances that missed them.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::{Duration, Instant};
 
@@ -63,8 +63,6 @@ pub struct Pool {
     /// Construct of this provider needs one of these.
     monitor_permits: Arc<Semaphore>,
     setup: SetupLog,
-    /// Counts the engine runs an attached host has served (see [`Pool::resume`]).
-    run: AtomicU64,
     /// The plugin the engine booted, when this pool serves it directly
     /// (not as one component of the generic provider): a Parameterize by
     /// value then makes it a package with this base ([`Pool::serve_as_base`]).
@@ -115,7 +113,6 @@ impl Pool {
             permits,
             monitor_permits,
             setup: SetupLog::default(),
-            run: AtomicU64::new(0),
             base: OnceLock::new(),
             packages: RwLock::default(),
             cancel,
@@ -188,13 +185,14 @@ impl Pool {
         let permit = permits.clone().acquire_owned().await.map_err(|e| RuntimeError::Engine(e.to_string()))?;
         let timeout =
             timeout.unwrap_or_else(|| self.sandbox.read().expect("sandbox lock").timeout).min(MAX_CALL_TIMEOUT);
+        let run = self.setup.run();
         let pooled = self.idle.lock().expect("pool lock").pop();
         // The rare paths (a new instance, replaying setup calls) are boxed:
         // inline, their futures would make every call's several KB larger,
         // and that state is copied as the call's future is built.
         let mut inst = match pooled {
             Some(i) => i,
-            None => Box::pin(self.instantiate(&self.sandbox())).await?,
+            None => Box::pin(self.instantiate(&self.sandbox(), run)).await?,
         };
         self.arm_deadline(&mut inst.store, timeout);
         // A monitor call's permit is given back while it waits on the engine.
@@ -212,7 +210,8 @@ impl Pool {
         Ok(lease)
     }
 
-    async fn instantiate(&self, sandbox: &Sandbox) -> Result<Instance, RuntimeError> {
+    /// A new instance for engine run `run` (see [`Pool::resume`]).
+    async fn instantiate(&self, sandbox: &Sandbox, run: u64) -> Result<Instance, RuntimeError> {
         let state = HostState::new(sandbox, self.logs.clone(), self.cancel.flag.clone(), self.footprint.clone());
         let mut store = Store::new(self.runtime.running_engine(), state);
         store.limiter(|s| s);
@@ -222,7 +221,7 @@ impl Pool {
         self.arm_deadline(&mut store, sandbox.timeout);
         let made = self.bounded(sandbox.timeout, self.pre.instantiate_async(&mut store)).await;
         match made {
-            Ok(guest) => Ok(Instance { store, guest, applied: 0, run: self.run.load(Ordering::Relaxed) }),
+            Ok(guest) => Ok(Instance { store, guest, applied: 0, run }),
             // A component whose memories start out larger than the limit.
             Err(_) if let Some(cap) = store.data().limits.refused => {
                 Err(RuntimeError::OutOfMemory { cap, partial: None })
@@ -317,9 +316,10 @@ impl Pool {
             }
         }
         // A run that began meanwhile (`resume`) wants none of these.
-        let run = self.run.load(Ordering::Relaxed);
-        kept.retain(|i| i.run == run);
-        self.idle.lock().expect("pool lock").extend(kept);
+        let mut idle = self.idle.lock().expect("pool lock");
+        let run = self.setup.run();
+        idle.extend(kept.extract_if(.., |i| i.run == run));
+        drop(idle);
     }
 
     /// Starts another engine run (attach mode) after [`Pool::cancel`]: guests
@@ -328,10 +328,13 @@ impl Pool {
     /// its instances (told to cancel, or set up for it), idle ones now and
     /// those still running when they finish.
     pub fn resume(&self) {
-        self.run.fetch_add(1, Ordering::Relaxed);
+        // Under the idle lock, so that no instance of the last run is
+        // released into the new run's idle ones (`release` checks there).
+        let mut idle = self.idle.lock().expect("pool lock");
         self.setup.clear();
-        let idle = std::mem::take(&mut *self.idle.lock().expect("pool lock"));
+        let last = std::mem::take(&mut *idle);
         drop(idle);
+        drop(last);
         self.cancel.flag.store(false, Ordering::Relaxed);
         self.cancel.interrupt_at.send_replace(None);
     }
@@ -355,9 +358,6 @@ impl Pool {
         // Its permit goes back, and nothing of this call stays with an idle
         // instance or carries over to its next call.
         inst.store.data_mut().reset_call();
-        if inst.run != self.run.load(Ordering::Relaxed) {
-            return;
-        }
         let handles = inst.store.data_mut().handles();
         if handles > RECYCLE_ABOVE_HANDLES {
             tracing::debug!("recycling an instance that keeps {handles} host handles");
@@ -369,6 +369,10 @@ impl Pool {
             return;
         }
         let mut idle = self.idle.lock().expect("pool lock");
+        // Made for an earlier engine run (see `resume`, which clears under this lock).
+        if inst.run != self.setup.run() {
+            return;
+        }
         let kept: usize = idle.iter().map(|i| i.store.data().limits.memory).sum();
         if kept + limits.memory > limits.total / 4 {
             tracing::debug!("recycling an instance: the idle ones hold {} MiB", kept >> 20);
@@ -517,7 +521,7 @@ impl<'a> Lease<'a> {
     pub fn record(mut self, call: SetupCall) -> Result<(), RuntimeError> {
         let mut inst = self.inst.take().expect("lease holds an instance until finished");
         let package = self.pool.package_of(&call);
-        let kept = self.pool.setup.record(call, inst.applied)?;
+        let kept = self.pool.setup.record(call, inst.applied, inst.run)?;
         if let Some(package) = package {
             self.pool.add_package(package);
         }

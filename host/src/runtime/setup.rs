@@ -2,7 +2,7 @@
 //! into every instance it makes: the wasm pool's instances and the native
 //! backend's per-thread provider values alike.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::RuntimeError;
@@ -28,6 +28,9 @@ pub struct SetupLog {
     /// How many `calls` holds: every call reads it, and only an instance
     /// that is behind takes the lock.
     len: AtomicUsize,
+    /// How many times the log was cleared: the engine run (attach mode)
+    /// whose calls it keeps. Changed only under the lock.
+    run: AtomicU64,
 }
 
 impl SetupLog {
@@ -44,12 +47,18 @@ impl SetupLog {
         self.calls.lock().expect("setup lock").clone()
     }
 
-    /// Forgets every kept call (attach mode: the next engine run sets the
-    /// provider up afresh).
+    /// The engine run whose calls are kept (see [`SetupLog::clear`]).
+    pub fn run(&self) -> u64 {
+        self.run.load(Ordering::Acquire)
+    }
+
+    /// Forgets every kept call and starts another run (attach mode: the
+    /// next engine run sets the provider up afresh).
     pub fn clear(&self) {
         let mut kept = self.calls.lock().expect("setup lock");
         *kept = Arc::default();
         self.len.store(0, Ordering::Release);
+        self.run.fetch_add(1, Ordering::AcqRel);
     }
 
     /// Refuses a setup call once [`MAX_SETUP_CALLS`] are kept, before the
@@ -62,12 +71,16 @@ impl SetupLog {
         Ok(())
     }
 
-    /// Keeps `call`, which an instance that had applied `applied` calls has
-    /// just run. Gives that instance's new count, or `None` when a call was
-    /// kept meanwhile: it then ran this one out of order and must go, and
-    /// fresh instances replay both in order. Past the bound nothing is kept.
-    pub fn record(&self, call: SetupCall, applied: usize) -> Result<Option<usize>, RuntimeError> {
+    /// Keeps `call`, which an instance of engine run `run` that had applied
+    /// `applied` calls has just run. Gives that instance's new count, or
+    /// `None` when a call was kept meanwhile: it then ran this one out of
+    /// order and must go, and fresh instances replay both in order. Past the
+    /// bound nothing is kept; nor is a call of an earlier run (its instance goes).
+    pub fn record(&self, call: SetupCall, applied: usize, run: u64) -> Result<Option<usize>, RuntimeError> {
         let mut kept = self.calls.lock().expect("setup lock");
+        if run != self.run.load(Ordering::Acquire) {
+            return Ok(None);
+        }
         if kept.len() >= MAX_SETUP_CALLS {
             return Err(RuntimeError::SetUpTooOften { limit: MAX_SETUP_CALLS });
         }
@@ -78,5 +91,36 @@ impl SetupLog {
         self.len.store(len, Ordering::Release);
         *kept = Arc::new(calls);
         Ok(current.then_some(len))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn configure() -> SetupCall {
+        SetupCall::Configure(rp::ConfigureRequest {
+            variables: vec![],
+            args: crate::convert::value::empty_map(),
+            id: String::new(),
+            urn: String::new(),
+            name: String::new(),
+            type_: String::new(),
+        })
+    }
+
+    /// A call an instance of the last engine run finishes after the log was
+    /// cleared is not kept for the new run, and that instance goes.
+    #[test]
+    fn a_setup_call_of_an_earlier_run_is_not_kept() {
+        let log = SetupLog::default();
+        let first = log.run();
+        assert_eq!(log.record(configure(), 0, first).unwrap(), Some(1));
+        log.clear();
+        assert_eq!((log.len(), log.snapshot().len()), (0, 0));
+        assert_ne!(log.run(), first);
+        assert_eq!(log.record(configure(), 0, first).unwrap(), None, "from the last run");
+        assert_eq!(log.len(), 0);
+        assert_eq!(log.record(configure(), 0, log.run()).unwrap(), Some(1));
     }
 }
