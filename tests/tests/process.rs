@@ -105,6 +105,8 @@ async fn attach_mode_outlives_each_engine_run() {
         // Each run configures the provider its own way; nothing of the last
         // run's instances or configuration is kept.
         p.boot(&engine.address, json!({ "run": run })).await.unwrap();
+        // Another provider of the same run attaches: the run goes on as it was.
+        p.client.attach(PluginAttach { address: engine.address.clone() }).await.unwrap();
         let said = p.client.invoke(invoke("echo:index:config", json!({}))).await.unwrap().into_inner();
         let said = from_struct(said.r#return.as_ref());
         assert_eq!(

@@ -40,6 +40,8 @@ pub struct ProviderService<B: Backend> {
     plain_secrets: AtomicBool,
     plain_references: AtomicBool,
     shutdown: watch::Sender<bool>,
+    /// Attach mode: the engine run ended with Cancel, and the next has not begun.
+    run_ended: AtomicBool,
 }
 
 /// A WebAssembly component served over gRPC.
@@ -65,6 +67,7 @@ impl<B: Backend> ProviderService<B> {
             plain_secrets: AtomicBool::new(false),
             plain_references: AtomicBool::new(false),
             shutdown: watch::Sender::new(false),
+            run_ended: AtomicBool::new(false),
         }
     }
 
@@ -97,10 +100,12 @@ impl<B: Backend> ProviderService<B> {
         }
     }
 
-    /// In attach mode, a Handshake or Attach starts another engine run: one
-    /// that ended with Cancel no longer cancels its calls.
+    /// In attach mode, the first Handshake or Attach after a Cancel starts
+    /// another engine run: one that ended with Cancel no longer cancels its
+    /// calls. Several providers of one run attach too (each Handshakes):
+    /// those before any Cancel change nothing.
     fn next_run(&self) {
-        if self.engine.attached() {
+        if self.engine.attached() && self.run_ended.swap(false, Ordering::AcqRel) {
             self.backend.resume();
         }
     }
@@ -308,7 +313,10 @@ impl<B: Backend> ResourceProvider for ProviderService<B> {
     /// runs is cancelled, and the next run's Handshake or Attach resumes.
     async fn cancel(&self, _request: Request<()>) -> Result<Response<()>, Status> {
         match self.engine.attached() {
-            true => self.backend.cancel(CANCEL_GRACE).await,
+            true => {
+                self.run_ended.store(true, Ordering::Release);
+                self.backend.cancel(CANCEL_GRACE).await;
+            }
             false => self.shut_down().await,
         }
         Ok(Response::new(()))
