@@ -740,6 +740,11 @@ fn a_known_only_answer_refuses_unknowns_by_path() {
     }
     send(sp(sig::OUTPUT_VALUE, [("value", s("known"))])).expect("a known output value is known");
     send(sp(sig::RESOURCE_REFERENCE, [("urn", s(URN)), ("id", s(""))])).expect("a reference's id may be unknown");
+    // A guest's string that is a sentinel would be read as one.
+    let sentinel = wv(vec![o(&[("a", 1)]), Node::String(sig::UNKNOWN_NUMBER.into())]);
+    let e = wit_to_struct(&sentinel, known_only, Limits::default()).unwrap_err().to_string();
+    assert!(e.contains("`a` is unknown"), "{e}");
+    assert!(wit_to_struct(&sentinel, WireOptions::default(), Limits::default()).is_ok(), "a preview may");
     // Unless the reference goes as its id, which would be the unknown sentinel.
     let plain = WireOptions { plain_references: true, ..known_only };
     let wit = struct_to_wit(&single(sp(sig::RESOURCE_REFERENCE, [("urn", s(URN)), ("id", s(""))]))).expect("decode");

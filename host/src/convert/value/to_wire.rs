@@ -166,6 +166,17 @@ fn validate(v: &Value, opts: WireOptions, limits: Limits) -> Result<(), ConvertE
             Node::Unknown(_) | Node::Output(OutputValue { value: None, .. }) if opts.known_only => {
                 return Err(ConvertError::UnknownOutsidePreview { path: bufs.path_of(nodes, &parent, idx) });
             }
+            // A string that is an unknown sentinel is an unknown on the wire: there
+            // is no other way to send that text.
+            Node::String(s)
+                if opts.known_only
+                    && match s {
+                        Str::Short(span) => bufs.str(*span).is_some_and(|t| unknown_kind(t).is_some()),
+                        Str::Long(t) => unknown_kind(t).is_some(),
+                    } =>
+            {
+                return Err(ConvertError::UnknownOutsidePreview { path: bufs.path_of(nodes, &parent, idx) });
+            }
             // Sent as the unknown sentinel to a caller that takes no references.
             Node::ResourceReference(ResourceReference { id: Some(id), .. })
                 if opts.known_only
