@@ -271,7 +271,13 @@ async fn only_a_preview_may_answer_with_unknown_values() {
         inputs: props(json!("known")),
         ..Default::default()
     };
+    let refused = p.client.read(read.clone()).await.unwrap_err();
+    assert!(refused.message().contains("`later` is unknown"), "{}", refused.message());
+    // A Read's partial state too.
+    let read =
+        ReadRequest { properties: Some(to_struct(json!({ "later": unknown_string, "failRead": true }))), ..read };
     let refused = p.client.read(read).await.unwrap_err();
+    assert!(refused.message().contains("read half-way"), "{}", refused.message());
     assert!(refused.message().contains("`later` is unknown"), "{}", refused.message());
     still_serves(&mut p).await;
 }

@@ -15,6 +15,9 @@ use crate::text;
 /// A WIT response that becomes a wire response.
 pub trait IntoWire {
     type Wire;
+    /// The engine reads the answer refusing unknowns, as it does a Read's
+    /// (a Create's and Update's only outside a preview: see `Effect`).
+    const KNOWN_ONLY: bool = false;
     fn into_wire(self, o: WireOptions) -> Result<Self::Wire, ConvertError>;
     /// Calls `f` with each of the answer's values (for `runtime::held`).
     fn each_value(&self, _f: &mut dyn FnMut(&types::Value)) {}
@@ -340,12 +343,12 @@ impl TryFrom<pb::ReadRequest> for rp::ReadRequest {
 
 impl IntoWire for rp::ReadResponse {
     type Wire = pb::ReadResponse;
+    const KNOWN_ONLY: bool = true;
     fn each_value(&self, f: &mut dyn FnMut(&types::Value)) {
         f(&self.properties);
         f(&self.inputs);
     }
     fn into_wire(self, o: WireOptions) -> Result<Self::Wire, ConvertError> {
-        let o = WireOptions { known_only: true, ..o };
         Ok(pb::ReadResponse {
             id: self.id,
             properties: out(self.properties, o)?,

@@ -122,8 +122,9 @@ impl<B: Backend> ProviderService<B> {
     /// A backend's answer on the wire: a failed call as its status, a
     /// result as its message (one the guest got wrong is the provider's fault).
     fn answer<T: IntoWire>(&self, out: CallResult<T>, effect: Effect) -> Result<T::Wire, Status> {
-        // What a real Create or Update leaves must be known; a preview's need not.
-        let wire = WireOptions { known_only: effect.changes(), ..self.wire() };
+        // What a real Create or Update leaves must be known, as what a Read
+        // finds (its partial state too); a preview's need not.
+        let wire = WireOptions { known_only: effect.changes() || T::KNOWN_ONLY, ..self.wire() };
         let out = out.map_err(|e| status::call(e, wire, effect))?;
         // Held texts the answer names go into it by move where they can.
         if held::active() {

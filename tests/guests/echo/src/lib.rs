@@ -11,7 +11,8 @@
 //!   `dbr: true` asks for delete-before-replace, `fail: true` makes
 //!   Update fail (the steps test's injected fault), and `hang: true` makes
 //!   Update hang without reporting anything; a Read of a Thing whose state
-//!   has `forgetInputs: true` answers with no inputs;
+//!   has `forgetInputs: true` answers with no inputs, and one with
+//!   `failRead: true` fails as not initialised, with that state;
 //! - creating a Thing with `hang` reports partial state (id `partial-<name>`)
 //!   and then hangs: `"cooperative"` until the engine cancels (then it
 //!   returns an init failure itself), `"stubborn"` forever, ignoring it;
@@ -139,6 +140,11 @@ impl Provider for Echo {
         // `forgetInputs`: answer with no inputs, as a provider that cannot tell them.
         let forget = req.properties.get("forgetInputs").and_then(Value::as_bool) == Some(true);
         let inputs = if forget { PropertyMap::new() } else { req.inputs };
+        // `failRead`: found, but not whole (an init failure with this state).
+        if req.properties.get("failRead").and_then(Value::as_bool) == Some(true) {
+            let reasons = vec!["read half-way".into()];
+            return Err(Error::InitFailed { id: req.id, properties: req.properties, inputs: None, reasons });
+        }
         Ok(ReadResponse { id: req.id, properties: req.properties, inputs, refresh_before_update: false })
     }
 
