@@ -54,6 +54,15 @@ struct Waits {
     permit: Option<OwnedSemaphorePermit>,
 }
 
+impl Waits {
+    /// Counts the wait in progress, if any, as done.
+    fn close_wait(&mut self) {
+        if let Some(t) = self.since.take() {
+            self.done += t.elapsed();
+        }
+    }
+}
+
 impl EngineWait {
     fn lock(&self) -> std::sync::MutexGuard<'_, Waits> {
         self.0.lock().expect("engine wait lock")
@@ -87,9 +96,7 @@ impl EngineWait {
         };
         let mut w = self.lock();
         w.permit = permit;
-        if let Some(t) = w.since.take() {
-            w.done += t.elapsed();
-        }
+        w.close_wait();
         out
     }
 
@@ -101,10 +108,7 @@ impl EngineWait {
 
     /// It runs again.
     pub(super) fn end_gap(&self) {
-        let mut w = self.lock();
-        if let Some(t) = w.since.take() {
-            w.done += t.elapsed();
-        }
+        self.lock().close_wait();
     }
 
     /// Forgets the call: its waits, and its permit (given back).
