@@ -110,12 +110,13 @@ impl<B: Backend> ProviderService<B> {
         }
     }
 
-    fn wire(&self) -> WireOptions {
+    /// What the engine negotiated, and whether this answer must be known throughout.
+    fn wire(&self, known_only: bool) -> WireOptions {
         WireOptions {
             byte_strings: self.byte_strings.load(Ordering::Relaxed),
             plain_secrets: self.plain_secrets.load(Ordering::Relaxed),
             plain_references: self.plain_references.load(Ordering::Relaxed),
-            known_only: false,
+            known_only,
         }
     }
 
@@ -124,7 +125,7 @@ impl<B: Backend> ProviderService<B> {
     fn answer<T: IntoWire>(&self, out: CallResult<T>, effect: Effect) -> Result<T::Wire, Status> {
         // What a real Create or Update leaves must be known, as what a Read
         // finds (its partial state too); a preview's need not.
-        let wire = WireOptions { known_only: effect.changes() || T::KNOWN_ONLY, ..self.wire() };
+        let wire = self.wire(effect.changes() || T::KNOWN_ONLY);
         let out = out.map_err(|e| status::call(e, wire, effect))?;
         // Held texts the answer names go into it by move where they can.
         if held::active() {
