@@ -128,6 +128,14 @@ fn random_bytes(_asked: u64) -> Result<Vec<u8>> {
     Err(Error::Unimplemented("wasi:random is asked only in a component".into()))
 }
 
+/// Busy forever, with nothing the compiler may remove: only the host's deadline ends it.
+fn spin_forever() -> ! {
+    let mut x = 0u64;
+    loop {
+        x = black_box(x.wrapping_add(1));
+    }
+}
+
 /// Set by `slowCancel`: this instance's `cancel` export then never returns.
 static SLOW_CANCEL: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
@@ -298,12 +306,7 @@ impl Provider for Hostile {
                 std::thread::sleep(std::time::Duration::from_millis(ms));
                 out(props! { "ok" => true })
             }
-            "loop" => {
-                let mut x = 0u64;
-                loop {
-                    x = black_box(x.wrapping_add(1));
-                }
-            }
+            "loop" => spin_forever(),
             "slowCancel" => {
                 SLOW_CANCEL.store(true, std::sync::atomic::Ordering::Relaxed);
                 std::thread::sleep(std::time::Duration::from_millis(arg_num(args, "sleepMs", 0.0) as u64));
@@ -808,10 +811,7 @@ impl rp::Guest for Raw {
     }
     fn cancel() {
         if SLOW_CANCEL.load(std::sync::atomic::Ordering::Relaxed) {
-            let mut x = 0u64;
-            loop {
-                x = black_box(x.wrapping_add(1));
-            }
+            spin_forever();
         }
         <Sdk as rp::Guest>::cancel()
     }
