@@ -174,6 +174,11 @@ pub struct RuntimeArgs {
     /// Instances of the provider that may run calls concurrently (as many again for Construct and Call).
     #[arg(long, env = "PULUMI_WASM_MAX_INSTANCES", default_value_t = 8)]
     pub max_instances: usize,
+    /// Instances beyond those that may keep a resource operation waiting
+    /// without running (on HTTP, on timers), so that long creates do not
+    /// keep the provider's other calls from running.
+    #[arg(long, env = "PULUMI_WASM_MAX_WAITING", default_value_t = 32)]
+    pub max_waiting: usize,
     /// Linear memory cap per instance, in MiB (a policy's `memory-mb` wins).
     #[arg(long, env = "PULUMI_WASM_MAX_MEMORY_MB", default_value_t = 512)]
     pub max_memory_mb: usize,
@@ -220,6 +225,7 @@ impl RuntimeArgs {
         };
         RuntimeConfig {
             max_instances: self.max_instances.clamp(1, 256),
+            max_waiting: self.max_waiting.min(256),
             max_memory: self.max_memory_mb.clamp(1, 4095) << 20,
             max_total_memory: self.max_total_memory_mb.clamp(1, MAX_TOTAL_MEMORY_MB) << 20,
             call_timeout: Duration::from_secs(self.call_timeout.max(1)),

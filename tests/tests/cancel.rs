@@ -163,3 +163,45 @@ async fn a_resource_operation_waits_as_long_as_the_engine_does() {
     let err = p.client.invoke(InvokeRequest { tok: "echo:index:config".into(), args, preview: false }).await;
     assert!(err.unwrap_err().message().contains("deadline"));
 }
+
+fn echo() -> InvokeRequest {
+    InvokeRequest { tok: "echo:index:echo".into(), args: None, preview: false }
+}
+
+/// A resource operation waiting without a timeout gives its turn back: the
+/// provider's other calls run meanwhile, even with one turn to share.
+#[tokio::test]
+async fn a_waiting_resource_operation_lets_other_calls_run() {
+    let (_engine, p) = started_with("echo-provider", &Launch::new().env("PULUMI_WASM_MAX_INSTANCES", "1")).await;
+    let mut client = p.client.clone();
+    let waiting =
+        tokio::spawn(async move { client.create(create_with("slow", json!({ "sleepMs": 3000 }), 0.0)).await });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let echoed = p.client.clone().invoke(echo()).await;
+    assert!(echoed.is_ok(), "{echoed:?}");
+    assert!(!waiting.is_finished(), "answered while the create still waits");
+    assert!(waiting.await.unwrap().is_ok());
+}
+
+/// The instances waiting operations keep are bounded apart: with one turn
+/// and one waiting place, two waiting creates hold both, and an invoke
+/// gets an instance only when the first is done.
+#[tokio::test]
+async fn waiting_operations_keep_at_most_max_waiting_instances() {
+    let launch = Launch::new().env("PULUMI_WASM_MAX_INSTANCES", "1").env("PULUMI_WASM_MAX_WAITING", "1");
+    let (_engine, p) = started_with("echo-provider", &launch).await;
+    let spawn_create = |name: &'static str| {
+        let mut client = p.client.clone();
+        tokio::spawn(async move { client.create(create_with(name, json!({ "sleepMs": 2000 }), 0.0)).await })
+    };
+    let first = spawn_create("first");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let second = spawn_create("second");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!first.is_finished() && !second.is_finished());
+    let echoed = p.client.clone().invoke(echo()).await;
+    assert!(echoed.is_ok(), "{echoed:?}");
+    assert!(first.is_finished(), "answered while both creates kept their instances");
+    assert!(first.await.unwrap().is_ok());
+    assert!(second.await.unwrap().is_ok());
+}

@@ -56,7 +56,16 @@ async fn accepts_the_engine_flags_before_the_address() {
 async fn settings_set_to_nothing_are_unset() {
     let engine = TestEngine::start().await;
     let (_dir, exe) = pack(&component("echo-provider")).unwrap();
-    let names = ["POLICY", "MAX_INSTANCES", "MAX_MEMORY_MB", "CALL_TIMEOUT", "APPROVED", "PERF_MAP", "ENGINE_CHECK_MS"];
+    let names = [
+        "POLICY",
+        "MAX_INSTANCES",
+        "MAX_WAITING",
+        "MAX_MEMORY_MB",
+        "CALL_TIMEOUT",
+        "APPROVED",
+        "PERF_MAP",
+        "ENGINE_CHECK_MS",
+    ];
     let empty: Vec<_> = names.iter().map(|n| (format!("PULUMI_WASM_{n}"), String::new())).collect();
     let mut p = Plugin::spawn_with(&exe, std::slice::from_ref(&engine.address), &empty).await.unwrap();
     let r = p.client.invoke(invoke("echo:index:config", json!({}))).await;

@@ -84,9 +84,9 @@ macro_rules! exports {
                     $(lease.open_monitor(&$marg);)?
                     let limit = lease.timeout();
                     let waited = lease.engine_wait();
-                    let (guest, store) = lease.parts();
                     // A resource operation the engine set no timeout for waits as long as it must.
-                    let patient = timeout.is_none() && (false $(|| ($patient))?);
+                    let patient = lease.patient_turn(timeout.is_none() && (false $(|| ($patient))?));
+                    let (guest, store) = lease.parts();
                     let outcome = self.bounded_waiting(limit, &waited, patient, guest.$export(store, $(&$arg),*)).await;
                     $( let outcome = lease.vouch(outcome, &$marg); )?
                     settle(lease, outcome, [$($setup($sarg))?].into_iter().next())

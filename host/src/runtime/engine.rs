@@ -30,6 +30,10 @@ pub struct RuntimeConfig {
     /// Instances of one provider that may run calls at the same time; as many
     /// again may run Construct and Call, which wait on the engine.
     pub max_instances: usize,
+    /// Instances beyond `max_instances` that resource operations may keep
+    /// while they wait without a turn to run (see `pool::Turn`): a Create
+    /// polling for an hour keeps its instance, not a turn.
+    pub max_waiting: usize,
     /// Linear-memory cap per instance, in bytes, unless the policy sets one.
     pub max_memory: usize,
     /// Linear-memory cap of all of a provider's instances together, in
@@ -51,6 +55,7 @@ impl Default for RuntimeConfig {
     fn default() -> Self {
         RuntimeConfig {
             max_instances: 8,
+            max_waiting: 32,
             max_memory: 512 << 20,
             max_total_memory: 2048 << 20,
             call_timeout: Duration::from_secs(15 * 60),
@@ -363,8 +368,9 @@ fn build_engine(config: &RuntimeConfig) -> wasmtime::Result<Engine> {
     // Pooling makes instantiation a few microseconds; it reserves address space
     // up front, so fall back to on-demand allocation where that is refused.
     // Slots: `max_instances` for resource calls and as many for Construct
-    // and Call (see `Pool`), and room for instances being replaced.
-    let slots = (config.max_instances as u32) * 3 + 4;
+    // and Call (see `Pool`), `max_waiting` for resource calls waiting without
+    // a turn, and room for instances being replaced.
+    let slots = (config.max_instances as u32) * 3 + config.max_waiting as u32 + 4;
     let mut pool = PoolingAllocationConfig::default();
     pool.total_component_instances(slots)
         .total_core_instances(slots * 8)

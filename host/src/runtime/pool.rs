@@ -2,11 +2,13 @@
 //! in parallel. Every instance sees the same `parameterize`/`configure` calls:
 //! the pool records them and replays them into instances that missed them.
 
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, watch};
+use tokio::sync::{AcquireError, OwnedSemaphorePermit, Semaphore, mpsc, watch};
 use wasmtime::{Store, Trap, UpdateDeadline};
 
 use super::RuntimeError;
@@ -55,7 +57,14 @@ pub struct Pool {
     logs: LogQueue,
     sandbox: RwLock<Arc<Sandbox>>,
     idle: Arc<Mutex<Vec<Instance>>>,
+    /// Turns to run a resource call: `max_instances` of them. A patient
+    /// call gives its turn back while it waits (see [`Turn`]).
     permits: Arc<Semaphore>,
+    /// Instances resource calls may hold: the running ones and as many
+    /// again as `max_waiting`, for patient calls waiting without a turn.
+    /// Taken before a turn, so a call holding a turn always has its instance
+    /// and turns always come back.
+    instances: Arc<Semaphore>,
     /// Permits of calls that use the resource monitor (Construct, Call): a
     /// separate budget, because they wait on the engine while it creates
     /// their children, which may be this provider's own resources; and
@@ -79,6 +88,7 @@ pub struct Pool {
 impl Pool {
     pub(super) fn new(runtime: Arc<Runtime>, pre: ProviderPre<HostState>, logs: mpsc::Sender<GuestLog>) -> Self {
         let permits = Arc::new(Semaphore::new(runtime.config.max_instances.max(1)));
+        let instances = Arc::new(Semaphore::new(runtime.config.max_instances.max(1) + runtime.config.max_waiting));
         let monitor_permits = Arc::new(Semaphore::new(runtime.config.max_instances.max(1)));
         let sandbox = RwLock::new(Arc::new(Sandbox::deny_all(&runtime.config)));
         let cancel = Cancellation { flag: Arc::default(), interrupt_at: watch::Sender::new(None) };
@@ -111,6 +121,7 @@ impl Pool {
             sandbox,
             idle,
             permits,
+            instances,
             monitor_permits,
             setup: SetupLog::default(),
             base: OnceLock::new(),
@@ -181,8 +192,13 @@ impl Pool {
     /// `timeout` bounds the call (the provider's default when `None`);
     /// `uses_monitor`: a Construct or Call, which takes its own permit.
     pub async fn lease(&self, timeout: Option<Duration>, uses_monitor: bool) -> Result<Lease<'_>, RuntimeError> {
-        let permits = if uses_monitor { &self.monitor_permits } else { &self.permits };
-        let permit = permits.clone().acquire_owned().await.map_err(|e| RuntimeError::Engine(e.to_string()))?;
+        let closed = |e: AcquireError| RuntimeError::Engine(e.to_string());
+        let (permits, instance) = if uses_monitor {
+            (&self.monitor_permits, None)
+        } else {
+            (&self.permits, Some(self.instances.clone().acquire_owned().await.map_err(closed)?))
+        };
+        let permit = permits.clone().acquire_owned().await.map_err(closed)?;
         let timeout =
             timeout.unwrap_or_else(|| self.sandbox.read().expect("sandbox lock").timeout).min(MAX_CALL_TIMEOUT);
         let run = self.setup.run();
@@ -196,14 +212,14 @@ impl Pool {
         };
         self.arm_deadline(&mut inst.store, timeout);
         // A monitor call's permit is given back while it waits on the engine.
-        let permit = if uses_monitor {
+        let turn = if uses_monitor {
             inst.store.data().engine_wait.hold(permits.clone(), permit);
             None
         } else {
-            Some(permit)
+            Some(Turn::new(permits.clone(), permit))
         };
         let behind = inst.applied < self.setup.len();
-        let mut lease = Lease { pool: self, inst: Some(inst), timeout, _permit: permit };
+        let mut lease = Lease { pool: self, inst: Some(inst), timeout, turn, _instance: instance };
         if behind {
             Box::pin(lease.catch_up(self.setup.snapshot())).await?;
         }
@@ -238,7 +254,7 @@ impl Pool {
         timeout: Duration,
         call: impl Future<Output = wasmtime::Result<T>>,
     ) -> wasmtime::Result<T> {
-        self.bounded_waiting(timeout, &EngineWait::default(), false, call).await
+        self.bounded_waiting(timeout, &EngineWait::default(), None, call).await
     }
 
     /// [`Pool::bounded`], not counting the time the call waits on the
@@ -249,11 +265,12 @@ impl Pool {
     /// engine waits for a resource operation as long as it takes unless the
     /// user set a timeout, and a database may take an hour to create. A
     /// guest that waits forever is stopped by Cancel, as a native one is.
+    /// It runs on its [`Turn`], given back while it waits.
     pub async fn bounded_waiting<T>(
         &self,
         timeout: Duration,
         waited: &EngineWait,
-        patient: bool,
+        patient: Option<Turn>,
         call: impl Future<Output = wasmtime::Result<T>>,
     ) -> wasmtime::Result<T> {
         let _busy = self.runtime.busy();
@@ -264,7 +281,8 @@ impl Pool {
         if let std::task::Poll::Ready(r) = futures::poll!(call.as_mut()) {
             return r;
         }
-        let call = Waiting::new(call, patient.then_some(waited));
+        let is_patient = patient.is_some();
+        let call = Waiting::new(call, patient.map(|turn| (waited, turn)));
         let mut interrupt_at = self.cancel.interrupt_at.subscribe();
         let cancelled = async move {
             let at = match interrupt_at.wait_for(Option::is_some).await {
@@ -280,7 +298,7 @@ impl Pool {
         // on by however long the call has waited on the engine meanwhile.
         let started = tokio::time::Instant::now();
         let expired = async {
-            if patient {
+            if is_patient {
                 return std::future::pending().await;
             }
             loop {
@@ -427,8 +445,11 @@ pub struct Lease<'a> {
     pool: &'a Pool,
     inst: Option<Instance>,
     timeout: Duration,
-    /// A resource call's permit (a monitor call's is in its [`EngineWait`]).
-    _permit: Option<OwnedSemaphorePermit>,
+    /// A resource call's turn to run (a monitor call's permit is in its
+    /// [`EngineWait`]).
+    turn: Option<Turn>,
+    /// A resource call's place among the instances (see [`Pool::instances`]).
+    _instance: Option<OwnedSemaphorePermit>,
 }
 
 impl<'a> Lease<'a> {
@@ -478,6 +499,12 @@ impl<'a> Lease<'a> {
 
     pub fn pool(&self) -> &'a Pool {
         self.pool
+    }
+
+    /// The call's turn, for a patient call to give back while it waits
+    /// ([`Pool::bounded_waiting`]); the lease runs without it from then on.
+    pub fn patient_turn(&mut self, patient: bool) -> Option<Turn> {
+        if patient { self.turn.take() } else { None }
     }
 
     /// How long this call has waited on the engine so far.
@@ -605,34 +632,85 @@ impl<'a> Lease<'a> {
 }
 
 /// A call whose time between polls (waiting, not running) is counted in
-/// `waits`, when given: the waits the epoch deadline is moved on by.
+/// `waits`, when given: the waits the epoch deadline is moved on by. It
+/// then gives its turn back while it waits, and takes it again to run.
 struct Waiting<'w, F> {
     call: F,
-    waits: Option<&'w EngineWait>,
+    patient: Option<(&'w EngineWait, Turn)>,
 }
 
 impl<'w, F> Waiting<'w, F> {
     /// After a first poll that found the call waiting.
-    fn new(call: F, waits: Option<&'w EngineWait>) -> Self {
-        if let Some(w) = waits {
+    fn new(call: F, mut patient: Option<(&'w EngineWait, Turn)>) -> Self {
+        if let Some((w, turn)) = &mut patient {
             w.begin_gap();
+            turn.give_back();
         }
-        Waiting { call, waits }
+        Waiting { call, patient }
     }
 }
 
 impl<F: Future + Unpin> Future for Waiting<'_, F> {
     type Output = F::Output;
 
-    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<F::Output> {
-        let waits = self.waits;
-        if let Some(w) = waits {
-            w.end_gap();
-        }
-        let polled = std::pin::Pin::new(&mut self.call).poll(cx);
-        if let (Some(w), std::task::Poll::Pending) = (waits, &polled) {
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let this = &mut *self;
+        let Some((w, turn)) = &mut this.patient else {
+            return Pin::new(&mut this.call).poll(cx);
+        };
+        // Waiting for a turn is waiting too: the gap goes on meanwhile.
+        std::task::ready!(turn.poll_take(cx));
+        w.end_gap();
+        let polled = Pin::new(&mut this.call).poll(cx);
+        if polled.is_pending() {
             w.begin_gap();
+            turn.give_back();
         }
         polled
+    }
+}
+
+type Acquiring = Pin<Box<dyn Future<Output = Result<OwnedSemaphorePermit, AcquireError>> + Send>>;
+
+/// A resource call's turn among the `max_instances` that run at once. A
+/// patient call gives it back whenever it waits, so calls waiting for hours
+/// (a database being made) keep neither the provider's other calls nor
+/// each other from running; they keep their instance meanwhile, bounded
+/// apart (the pool's `max_waiting`).
+pub struct Turn {
+    semaphore: Arc<Semaphore>,
+    permit: Option<OwnedSemaphorePermit>,
+    taking: Option<Acquiring>,
+}
+
+impl Turn {
+    fn new(semaphore: Arc<Semaphore>, permit: OwnedSemaphorePermit) -> Self {
+        Turn { semaphore, permit: Some(permit), taking: None }
+    }
+
+    fn give_back(&mut self) {
+        self.permit = None;
+    }
+
+    /// Ready once the call holds its turn again. A semaphore that was
+    /// closed (never, for the pool's) would let the call run without one.
+    fn poll_take(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        if self.permit.is_some() {
+            return Poll::Ready(());
+        }
+        let taking = match &mut self.taking {
+            Some(taking) => taking,
+            None => match self.semaphore.clone().try_acquire_owned() {
+                Ok(permit) => {
+                    self.permit = Some(permit);
+                    return Poll::Ready(());
+                }
+                Err(_) => self.taking.insert(Box::pin(self.semaphore.clone().acquire_owned())),
+            },
+        };
+        let taken = std::task::ready!(taking.as_mut().poll(cx));
+        self.taking = None;
+        self.permit = taken.ok();
+        Poll::Ready(())
     }
 }
