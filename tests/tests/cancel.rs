@@ -174,12 +174,15 @@ fn echo() -> InvokeRequest {
 async fn a_waiting_resource_operation_lets_other_calls_run() {
     let (_engine, p) = started_with("echo-provider", &Launch::new().env("PULUMI_WASM_MAX_INSTANCES", "1")).await;
     let mut client = p.client.clone();
+    let began = std::time::Instant::now();
     let waiting =
-        tokio::spawn(async move { client.create(create_with("slow", json!({ "sleepMs": 3000 }), 0.0)).await });
+        tokio::spawn(async move { client.create(create_with("slow", json!({ "sleepMs": 4000 }), 0.0)).await });
     tokio::time::sleep(Duration::from_millis(300)).await;
     let echoed = p.client.clone().invoke(echo()).await;
     assert!(echoed.is_ok(), "{echoed:?}");
-    assert!(!waiting.is_finished(), "answered while the create still waits");
+    // Not after the create's 4 s, which it would wait for with the turn held.
+    let answered = began.elapsed();
+    assert!(answered < Duration::from_millis(2500), "answered after {answered:?}");
     assert!(waiting.await.unwrap().is_ok());
 }
 
@@ -192,16 +195,40 @@ async fn waiting_operations_keep_at_most_max_waiting_instances() {
     let (_engine, p) = started_with("echo-provider", &launch).await;
     let spawn_create = |name: &'static str| {
         let mut client = p.client.clone();
-        tokio::spawn(async move { client.create(create_with(name, json!({ "sleepMs": 2000 }), 0.0)).await })
+        tokio::spawn(async move { client.create(create_with(name, json!({ "sleepMs": 2500 }), 0.0)).await })
     };
+    let began = std::time::Instant::now();
     let first = spawn_create("first");
     tokio::time::sleep(Duration::from_millis(300)).await;
     let second = spawn_create("second");
     tokio::time::sleep(Duration::from_millis(300)).await;
-    assert!(!first.is_finished() && !second.is_finished());
     let echoed = p.client.clone().invoke(echo()).await;
     assert!(echoed.is_ok(), "{echoed:?}");
-    assert!(first.is_finished(), "answered while both creates kept their instances");
+    // Not before the first create's 2.5 s: both places were taken until then.
+    let answered = began.elapsed();
+    assert!(answered > Duration::from_millis(2000), "answered after {answered:?}");
     assert!(first.await.unwrap().is_ok());
     assert!(second.await.unwrap().is_ok());
+}
+
+/// A running and a waiting create share one turn (the one running keeps
+/// it across its yields, the waiting one gives it back and takes it again):
+/// both finish, and an invoke still gets its turn while one sleeps.
+#[tokio::test]
+async fn a_running_and_a_waiting_operation_share_one_turn() {
+    let (_engine, p) = started_with("echo-provider", &Launch::new().env("PULUMI_WASM_MAX_INSTANCES", "1")).await;
+    let spawn_create = |name: &'static str, properties: Json| {
+        let mut client = p.client.clone();
+        tokio::spawn(async move { client.create(create_with(name, properties, 0.0)).await })
+    };
+    let began = std::time::Instant::now();
+    let spinning = spawn_create("spins", json!({ "spinMs": 300 }));
+    let sleeping = spawn_create("sleeps", json!({ "sleepMs": 3000 }));
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let echoed = p.client.clone().invoke(echo()).await;
+    assert!(echoed.is_ok(), "{echoed:?}");
+    let answered = began.elapsed();
+    assert!(answered < Duration::from_millis(2500), "answered after {answered:?}");
+    assert!(spinning.await.unwrap().is_ok());
+    assert!(sleeping.await.unwrap().is_ok());
 }

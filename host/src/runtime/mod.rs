@@ -18,6 +18,7 @@ mod sandbox;
 mod setup;
 mod state;
 mod ticker;
+mod turn;
 
 pub use backend::{Backend, CallError, CallResult};
 pub use cache::{ArtifactCache, KnownFile, SeenFile};

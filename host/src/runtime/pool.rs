@@ -2,10 +2,8 @@
 //! in parallel. Every instance sees the same `parameterize`/`configure` calls:
 //! the pool records them and replays them into instances that missed them.
 
-use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use tokio::sync::{AcquireError, OwnedSemaphorePermit, Semaphore, mpsc, watch};
@@ -21,6 +19,7 @@ use super::sandbox::{MAX_CALL_TIMEOUT, Sandbox};
 use super::setup::{SetupCall, SetupLog};
 use super::state::{CallClock, EngineWait, Footprint, HostState};
 use super::ticker::EPOCH_TICK;
+use super::turn::{Turn, Waiting};
 
 /// Instances whose linear memory grew beyond this, or beyond a quarter of
 /// their limit, are not reused: a grown memory stays grown, and a guest's
@@ -628,89 +627,5 @@ impl<'a> Lease<'a> {
         // Debug-formatted: one line, whatever a guest put in its stderr or its names.
         tracing::warn!("discarding a faulted instance: {message:?}");
         RuntimeError::Trap { message, partial }
-    }
-}
-
-/// A call whose time between polls (waiting, not running) is counted in
-/// `waits`, when given: the waits the epoch deadline is moved on by. It
-/// then gives its turn back while it waits, and takes it again to run.
-struct Waiting<'w, F> {
-    call: F,
-    patient: Option<(&'w EngineWait, Turn)>,
-}
-
-impl<'w, F> Waiting<'w, F> {
-    /// After a first poll that found the call waiting.
-    fn new(call: F, mut patient: Option<(&'w EngineWait, Turn)>) -> Self {
-        if let Some((w, turn)) = &mut patient {
-            w.begin_gap();
-            turn.give_back();
-        }
-        Waiting { call, patient }
-    }
-}
-
-impl<F: Future + Unpin> Future for Waiting<'_, F> {
-    type Output = F::Output;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        let this = &mut *self;
-        let Some((w, turn)) = &mut this.patient else {
-            return Pin::new(&mut this.call).poll(cx);
-        };
-        // Waiting for a turn is waiting too: the gap goes on meanwhile.
-        std::task::ready!(turn.poll_take(cx));
-        w.end_gap();
-        let polled = Pin::new(&mut this.call).poll(cx);
-        if polled.is_pending() {
-            w.begin_gap();
-            turn.give_back();
-        }
-        polled
-    }
-}
-
-type Acquiring = Pin<Box<dyn Future<Output = Result<OwnedSemaphorePermit, AcquireError>> + Send>>;
-
-/// A resource call's turn among the `max_instances` that run at once. A
-/// patient call gives it back whenever it waits, so calls waiting for hours
-/// (a database being made) keep neither the provider's other calls nor
-/// each other from running; they keep their instance meanwhile, bounded
-/// apart (the pool's `max_waiting`).
-pub struct Turn {
-    semaphore: Arc<Semaphore>,
-    permit: Option<OwnedSemaphorePermit>,
-    taking: Option<Acquiring>,
-}
-
-impl Turn {
-    fn new(semaphore: Arc<Semaphore>, permit: OwnedSemaphorePermit) -> Self {
-        Turn { semaphore, permit: Some(permit), taking: None }
-    }
-
-    fn give_back(&mut self) {
-        self.permit = None;
-    }
-
-    /// Ready once the call holds its turn again. A semaphore that was
-    /// closed (never, for the pool's) would let the call run without one.
-    fn poll_take(&mut self, cx: &mut Context<'_>) -> Poll<()> {
-        if self.permit.is_some() {
-            return Poll::Ready(());
-        }
-        let taking = match &mut self.taking {
-            Some(taking) => taking,
-            None => match self.semaphore.clone().try_acquire_owned() {
-                Ok(permit) => {
-                    self.permit = Some(permit);
-                    return Poll::Ready(());
-                }
-                Err(_) => self.taking.insert(Box::pin(self.semaphore.clone().acquire_owned())),
-            },
-        };
-        let taken = std::task::ready!(taking.as_mut().poll(cx));
-        self.taking = None;
-        self.permit = taken.ok();
-        Poll::Ready(())
     }
 }
