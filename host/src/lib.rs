@@ -20,6 +20,7 @@
 //! `text`: guests' and registries' text made safe for the user's terminal;
 //! `sha256`: the one definition of a digest, which all of them name files by.
 
+pub mod atomic;
 pub mod convert;
 mod dirs;
 pub mod generic;

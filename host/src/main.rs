@@ -290,8 +290,7 @@ fn pack_generic(out: &Path, rt: &RuntimeArgs) -> anyhow::Result<()> {
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let exe = std::env::current_exe().context("locating this executable")?;
     let target = plugin::executable(out, GENERIC_PLUGIN);
-    std::fs::copy(&exe, &target).with_context(|| format!("writing {}", target.display()))?;
-    make_executable(&target)?;
+    copy_executable(&exe, &target)?;
     let version = env!("CARGO_PKG_VERSION");
     println!("packed the parameterized provider {GENERIC_PLUGIN} {version} into {}", out.display());
     // Only the defaults: a component added with `pulumi package add` gets
@@ -312,14 +311,18 @@ fn pack_generic(out: &Path, rt: &RuntimeArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn make_executable(path: &Path) -> anyhow::Result<()> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))?;
-    }
-    let _ = path;
-    Ok(())
+/// Puts a copy of this executable at `target`, replacing what is there
+/// whole: a plugin of this folder may be running (written into, its file
+/// would be busy, or on macOS a signed binary changed in place and killed
+/// at its next start) or starting (it would read a part).
+fn copy_executable(exe: &Path, target: &Path) -> anyhow::Result<()> {
+    pulumi_wasm_host::atomic::replace_with(target, |file| {
+        std::io::copy(&mut std::fs::File::open(exe)?, file)?;
+        #[cfg(unix)]
+        file.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o755))?;
+        Ok(())
+    })
+    .with_context(|| format!("writing {}", target.display()))
 }
 
 async fn identify(source: &Source, rt: &RuntimeArgs) -> anyhow::Result<LoadedProvider> {
@@ -356,7 +359,7 @@ fn write_packed_policy(path: &Path, mut policy: Policy) -> anyhow::Result<()> {
         return Ok(());
     }
     let text = toml::to_string(&policy).context("writing the grants as TOML")?;
-    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+    pulumi_wasm_host::atomic::write(path, text.as_bytes()).with_context(|| format!("writing {}", path.display()))?;
     println!("grants (in {}): {}", path.display(), described.join(", "));
     Ok(())
 }
@@ -367,15 +370,17 @@ async fn pack(source: Source, out: &Path, rt: &RuntimeArgs) -> anyhow::Result<()
     let exe = std::env::current_exe().context("locating this executable")?;
     let target = plugin::executable(out, &name);
     let wasm_path = plugin::beside(&target, "wasm");
-    std::fs::copy(&exe, &target).with_context(|| format!("writing {}", target.display()))?;
-    std::fs::write(&wasm_path, &source.wasm).context("copying the component")?;
-    make_executable(&target)?;
-    println!("packed {name} {version} into {}", out.display());
+    // Each file replaced whole, the component first: a plugin starting
+    // meanwhile finds it beside the old policy, pinned to the old bytes,
+    // and refuses to run rather than run it with the old grants.
+    pulumi_wasm_host::atomic::write(&wasm_path, &source.wasm).context("copying the component")?;
     // Pinned to these bytes: a component put in the folder later gets none of it.
     let grants =
         pulumi_wasm_host::runtime::Grants { digest: Some(format!("sha256:{digest}")), ..pool.sandbox().grants.clone() };
     let packed = Policy { providers: [(name.clone(), grants)].into(), ..Policy::default() };
     write_packed_policy(&plugin::beside(&target, "policy.toml"), packed)?;
+    copy_executable(&exe, &target)?;
+    println!("packed {name} {version} into {}", out.display());
     println!("Pulumi.yaml:\n  plugins:\n    providers:\n      - name: {name}\n        path: {}", out.display());
     Ok(())
 }

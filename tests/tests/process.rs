@@ -649,3 +649,34 @@ async fn worker_threads_default_to_one_per_core_and_can_be_set() {
         );
     }
 }
+
+/// Packing again into a folder whose plugin is running (a second `pulumi
+/// up`, or one still going) replaces the plugin's files whole: the running
+/// plugin keeps serving, and the next one starts from the new files.
+#[tokio::test]
+async fn packing_again_over_a_running_plugin_replaces_its_files() {
+    let engine = TestEngine::start().await;
+    let (dir, exe) = pack(&component("echo-provider")).unwrap();
+    let mut running = Plugin::spawn(&exe, std::slice::from_ref(&engine.address)).await.unwrap();
+    let repack = std::process::Command::new(host_bin())
+        .arg("pack")
+        .arg(component("echo-provider"))
+        .arg("--out")
+        .arg(dir.path())
+        .env("PULUMI_WASM_CACHE_DIR", e2e_tests::cache_dir())
+        .output()
+        .unwrap();
+    assert!(repack.status.success(), "{}", String::from_utf8_lossy(&repack.stderr));
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    let r = running.client.invoke(invoke("echo:index:echo", json!({ "x": 1 }))).await;
+    assert!(r.is_ok(), "the running plugin still serves: {r:?}");
+    assert!(running.is_running());
+    let mut next = Plugin::spawn(&exe, std::slice::from_ref(&engine.address)).await.unwrap();
+    let r = next.client.invoke(invoke("echo:index:echo", json!({ "x": 2 }))).await.unwrap();
+    assert_eq!(from_struct(r.into_inner().r#return.as_ref())["x"], 2.0);
+}

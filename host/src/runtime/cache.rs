@@ -107,6 +107,8 @@ impl ArtifactCache {
             return Ok((c, true));
         }
         let path = self.path_for(engine, digest);
+        // What interrupted writes left (a compile cut short by an exit).
+        crate::atomic::sweep(&self.dir, Duration::from_secs(3600));
         let artifact = engine.precompile_component(wasm).map_err(|e| RuntimeError::NotAComponent(format!("{e:#}")))?;
         if let Err(e) = write_atomic(&path, &artifact) {
             tracing::warn!("could not cache {}: {e}", path.display());
@@ -172,24 +174,11 @@ impl ArtifactCache {
     }
 }
 
-/// Writes `dest` atomically, for artifacts and records alike: a temporary
-/// file beside it (mode 0644, see `trust::create`), then a rename.
+/// Writes `dest` whole, for artifacts and records alike (see
+/// [`crate::atomic`]): synced before the rename, since a torn artifact
+/// would be mapped as code.
 fn write_atomic(dest: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = dest.parent().expect("cache files live in a directory");
-    std::fs::create_dir_all(dir)?;
-    let tmp = tempfile_in(dir)?;
-    let mut file = trust::create(&tmp)?;
-    let written = std::io::Write::write_all(&mut file, bytes).and_then(|()| std::fs::rename(&tmp, dest));
-    if written.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    written
-}
-
-fn tempfile_in(dir: &Path) -> std::io::Result<PathBuf> {
-    let nonce =
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or_default();
-    Ok(dir.join(format!(".tmp-{}-{nonce}", std::process::id())))
+    crate::atomic::write(dest, bytes)
 }
 
 /// Lower-case hex SHA-256.

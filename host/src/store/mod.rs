@@ -28,12 +28,13 @@ mod spec;
 mod tests;
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use semver::Version;
 use serde::{Deserialize, Serialize};
+
+use crate::atomic::{TMP_PREFIX, sync_dir};
 
 pub use spec::{PackageSpec, parse_exact, validate_name};
 
@@ -434,38 +435,10 @@ fn read_dir_names(dir: &Path) -> Result<Vec<String>, StoreError> {
     Ok(names)
 }
 
-const TMP_PREFIX: &str = ".tmp-";
-
-/// Writes `bytes` to a temporary file in `dir`, syncs it, and renames it to
-/// `dest` (which must be in `dir`).
+/// Writes `bytes` to `dest` in `dir` whole (see [`crate::atomic`]).
 fn write_atomic(dir: &Path, dest: &Path, bytes: &[u8]) -> io::Result<()> {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    fs::create_dir_all(dir)?;
-    let nonce =
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or_default();
-    let tmp =
-        dir.join(format!("{TMP_PREFIX}{}-{nonce}-{}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed)));
-    let result = (|| {
-        // 0644 whatever the umask: approvals are believed only if no one else may write them.
-        let mut file = crate::trust::create(&tmp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        drop(file);
-        fs::rename(&tmp, dest)?;
-        sync_dir(dir);
-        Ok(())
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result
-}
-
-/// Makes a rename durable (best effort: not every platform can sync a directory).
-fn sync_dir(dir: &Path) {
-    if let Ok(d) = File::open(dir) {
-        let _ = d.sync_all();
-    }
+    debug_assert_eq!(dest.parent(), Some(dir));
+    crate::atomic::write(dest, bytes)
 }
 
 /// Deletes the `.tmp-*` files a crashed write left in `dir`. Only with the lock held.
