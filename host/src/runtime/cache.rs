@@ -140,6 +140,10 @@ impl ArtifactCache {
         let mut record = Vec::new();
         std::io::Read::read_to_end(&mut &file, &mut record).ok()?;
         let known: KnownFile = serde_json::from_slice(&record).ok()?;
+        // Written by another host, its facts may be read differently or lack one.
+        if known.format != RECORD_FORMAT || known.host != env!("CARGO_PKG_VERSION") {
+            return None;
+        }
         // The digest names the artifact's file: nothing but a SHA-256 in hex.
         if !crate::sha256::is_hex(&known.digest) {
             return None;
@@ -153,6 +157,8 @@ impl ArtifactCache {
     pub fn remember_file(&self, path: &Path, seen: &SeenFile, known: KnownFacts) {
         let Some(record) = self.record_path(path) else { return };
         let known = KnownFile {
+            format: RECORD_FORMAT,
+            host: env!("CARGO_PKG_VERSION").to_owned(),
             identity: seen.identity.clone(),
             checked_at_ns: seen.checked_at_ns,
             digest: known.digest,
@@ -248,9 +254,20 @@ pub struct KnownFacts {
     pub autonaming: bool,
 }
 
+/// What a file record's facts mean: bumped whenever a fact is added or
+/// read differently, so that a host never takes a record written by an
+/// older one for its own (a fact the older one did not record would read
+/// as a default: a component saying it does not autoname, forever).
+const RECORD_FORMAT: u32 = 2;
+
 /// The record of a served component file.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct KnownFile {
+    /// [`RECORD_FORMAT`] and the host's version when written.
+    #[serde(default)]
+    format: u32,
+    #[serde(default)]
+    host: String,
     identity: FileIdentity,
     checked_at_ns: i64,
     pub digest: String,
@@ -258,7 +275,6 @@ pub struct KnownFile {
     pub version: String,
     pub needs: Needs,
     /// The component honours autonaming options (said at Handshake).
-    #[serde(default)]
     pub autonaming: bool,
 }
 
@@ -315,5 +331,37 @@ mod tests {
 
         // Another file is another record.
         assert!(cache.known_file(&dir.path().join("missing.wasm")).is_none());
+    }
+
+    #[test]
+    fn a_record_another_host_wrote_is_not_taken() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = ArtifactCache::new(dir.path().join("cache"));
+        let file = dir.path().join("c.wasm");
+        std::fs::write(&file, b"bytes").unwrap();
+        let seen = SeenFile::stat(&file).unwrap();
+        let settled = SeenFile { checked_at_ns: seen.identity.ctime_ns + 2 * SETTLED_COARSE.as_nanos() as i64, ..seen };
+        cache.remember_file(&file, &settled, facts(&"d1".repeat(32)));
+        assert!(cache.known_file(&file).is_some());
+        let record = cache.record_path(&file).unwrap();
+        let written: serde_json::Value = serde_json::from_slice(&std::fs::read(&record).unwrap()).unwrap();
+        let rewrite = |change: &dyn Fn(&mut serde_json::Map<String, serde_json::Value>)| {
+            let mut json = written.as_object().unwrap().clone();
+            change(&mut json);
+            crate::atomic::write(&record, &serde_json::to_vec(&json).unwrap()).unwrap();
+        };
+        // One from before formats were recorded, without the autonaming fact.
+        rewrite(&|json| {
+            json.remove("format");
+            json.remove("host");
+            json.remove("autonaming");
+        });
+        assert!(cache.known_file(&file).is_none(), "a record of an older format");
+        rewrite(&|json| {
+            json.insert("host".into(), "0.0.1".into());
+        });
+        assert!(cache.known_file(&file).is_none(), "a record of another host version");
+        rewrite(&|_| {});
+        assert!(cache.known_file(&file).is_some(), "this host's record, rewritten as it was");
     }
 }
