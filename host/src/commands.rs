@@ -52,12 +52,19 @@ pub fn install(component: &Path, wasm: &[u8], name: &str, version: &semver::Vers
         Some(prev) if prev.digest == new.digest => {
             println!("{name} {version} was already installed (sha256:{})", new.digest);
         }
-        Some(prev) => println!(
-            "reinstalled {name} {version}: sha256:{} (was sha256:{}), {}",
-            new.digest,
-            prev.digest,
-            size(new.size)
-        ),
+        Some(prev) => {
+            println!(
+                "reinstalled {name} {version}: sha256:{} (was sha256:{}), {}",
+                new.digest,
+                prev.digest,
+                size(new.size)
+            );
+            // An SDK pins the bytes it was generated for: the old ones are gone from the store.
+            println!(
+                "projects whose SDK was generated for the replaced build refuse this one until \
+                 `pulumi package add wasm {name}@{version}` is run again in them"
+            );
+        }
         None => println!(
             "installed {name} {version} from {} into {}: sha256:{}, {}",
             component.display(),

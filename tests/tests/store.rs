@@ -132,3 +132,22 @@ async fn install_ls_lookup_serve_and_remove() {
     let err = fails(&store, &["remove", "echo"]);
     assert!(err.contains("NAME@VERSION"), "{err}");
 }
+
+/// A rebuild installed under the same version replaces the store's bytes;
+/// `install` says so, and what it means for SDKs pinned to the old ones.
+#[tokio::test]
+async fn reinstalling_other_bytes_under_a_version_says_what_it_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let random = component("random-provider");
+    let version = env!("CARGO_PKG_VERSION");
+    ok(&store, &["install", random.to_str().unwrap()]);
+    // The same component with a custom section more: other bytes, same name and version.
+    let mut rebuilt = std::fs::read(&random).unwrap();
+    rebuilt.extend_from_slice(&[0, 3, 1, b'x', b'y']);
+    let rebuilt_path = dir.path().join("random.wasm");
+    std::fs::write(&rebuilt_path, &rebuilt).unwrap();
+    let out = ok(&store, &["install", rebuilt_path.to_str().unwrap()]);
+    assert!(out.contains(&format!("reinstalled random {version}")), "{out}");
+    assert!(out.contains(&format!("pulumi package add wasm random@{version}")), "{out}");
+}

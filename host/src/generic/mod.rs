@@ -45,7 +45,9 @@ pub enum GenericError {
     #[error("{0}")]
     Source(String),
     #[error(
-        "the parameter pins {pinned} but {from} is {found}: refusing a component that is not the one the SDK was generated for"
+        "the parameter pins {pinned} but {from} is {found}: refusing a component that is not the one the SDK was \
+         generated for (a rebuild installed under the same version replaces it in the store); to use this one, run \
+         `pulumi package add wasm {from}` again in the project, or install the build the SDK was generated for"
     )]
     DigestMismatch { from: String, pinned: String, found: String },
     #[error("{0}")]

@@ -90,7 +90,7 @@ async fn a_component_by_args_then_by_value_in_a_fresh_process() {
     forged["component"]["digest"] = json!(format!("sha256:{}", "0".repeat(64)));
     let mut p = bench.start("another-empty-store").await;
     let err = by_value(&mut p, "random", version, &serde_json::to_vec(&forged).unwrap()).await.unwrap_err();
-    assert_status(&err, Code::FailedPrecondition, &["pins sha256:0000"]);
+    assert_status(&err, Code::FailedPrecondition, &["pins sha256:0000", "pulumi package add wasm "]);
     let err = by_value(&mut p, "random", version, b"not json").await.unwrap_err();
     assert_status(&err, Code::InvalidArgument, &["bad parameter value"]);
 }
