@@ -1,7 +1,7 @@
 //! One wasmtime engine per process: compile once, pre-instantiate, pool.
 
 use std::path::Path;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
 use tokio::sync::mpsc;
@@ -16,7 +16,7 @@ use super::monitor::Monitors;
 use super::needs::Needs;
 use super::policy::Grants;
 use super::policy::Policy;
-use super::pool::Pool;
+use super::pool::{IdleInstances, Pool};
 use super::sandbox::Sandbox;
 use super::state::HostState;
 use super::ticker::{Busy, Ticker};
@@ -74,6 +74,10 @@ pub struct Runtime {
     /// The epoch thread starts with the first instance: nothing before needs
     /// it, and a thread less to create shortens the start.
     ticker: OnceLock<Ticker>,
+    /// Every pool's idle instances: the pools share the engine's slots
+    /// (the generic provider serves a pool per component), so those one
+    /// pool keeps give way to another's call ([`Runtime::drop_idle_instances`]).
+    idle: Mutex<Vec<Weak<IdleInstances>>>,
     pub(super) config: RuntimeConfig,
 }
 
@@ -108,7 +112,8 @@ impl Runtime {
     pub fn new(mut config: RuntimeConfig) -> Result<Arc<Self>, RuntimeError> {
         config.cache = config.cache.map(|c| c.in_memory(config.perf_map));
         let engine = build_engine(&config).map_err(|e| RuntimeError::Engine(format!("{e:#}")))?;
-        Ok(Arc::new(Runtime { engine, linker: OnceLock::new(), ticker: OnceLock::new(), config }))
+        let (linker, ticker, idle) = (OnceLock::new(), OnceLock::new(), Mutex::default());
+        Ok(Arc::new(Runtime { engine, linker, ticker, idle, config }))
     }
 
     /// The limits a provider gets when its grants set none (memory per
@@ -121,6 +126,29 @@ impl Runtime {
             timeout_s: Some(self.config.call_timeout.as_secs()),
             ..Grants::default()
         }
+    }
+
+    /// Counts `idle` among the instances [`Runtime::drop_idle_instances`] may drop.
+    pub(super) fn share_idle(&self, idle: &Arc<IdleInstances>) {
+        let mut all = self.idle.lock().expect("idle lists lock");
+        all.retain(|w| w.strong_count() > 0);
+        all.push(Arc::downgrade(idle));
+    }
+
+    /// Drops every pool's idle instances, for an instantiation that found
+    /// every slot of the engine taken; says whether any went.
+    pub(super) fn drop_idle_instances(&self) -> bool {
+        let lists: Vec<_> = self.idle.lock().expect("idle lists lock").iter().filter_map(Weak::upgrade).collect();
+        let mut dropped = 0;
+        for list in lists {
+            // Dropped once the list's lock is let go.
+            let gone = std::mem::take(&mut *list.lock().unwrap_or_else(|p| p.into_inner()));
+            dropped += gone.len();
+        }
+        if dropped > 0 {
+            tracing::debug!("every instance slot was taken: dropped {dropped} idle instances");
+        }
+        dropped > 0
     }
 
     /// The engine, with its epoch thread started (deadlines and yields need it).

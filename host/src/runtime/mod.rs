@@ -74,6 +74,10 @@ pub enum RuntimeError {
     SetUpTooOften { limit: usize },
     #[error("artifact cache: {0}")]
     Cache(String),
+    /// No instance could be made: every slot of the engine is taken. The
+    /// call never started.
+    #[error("{0}")]
+    NoInstance(String),
     /// The provider could not be loaded; every call says why.
     #[error("the provider could not be loaded: {0}")]
     NotLoaded(String),

@@ -34,7 +34,34 @@ const RECYCLE_ABOVE_HANDLES: usize = 64;
 /// arguments). wasmtime's default, set here so the error can name it.
 const MAX_COPY_OUT: usize = 128 << 20;
 
-struct Instance {
+/// A pool's idle instances (shared with the runtime, see `Runtime::drop_idle_instances`).
+pub(super) type IdleInstances = Mutex<Vec<Instance>>;
+
+/// Why an instance could not be made.
+enum InstantiateError {
+    /// Every instance slot of the engine is taken.
+    NoSlot(String),
+    Other(RuntimeError),
+}
+
+impl From<RuntimeError> for InstantiateError {
+    fn from(e: RuntimeError) -> Self {
+        InstantiateError::Other(e)
+    }
+}
+
+impl From<InstantiateError> for RuntimeError {
+    fn from(e: InstantiateError) -> Self {
+        match e {
+            InstantiateError::NoSlot(why) => RuntimeError::NoInstance(format!(
+                "{why}: every instance this host may keep is in use (raise --max-instances or --max-waiting)"
+            )),
+            InstantiateError::Other(e) => e,
+        }
+    }
+}
+
+pub(super) struct Instance {
     store: Store<HostState>,
     guest: Provider,
     /// How many recorded setup calls this instance has seen.
@@ -55,7 +82,7 @@ pub struct Pool {
     pre: ProviderPre<HostState>,
     logs: LogQueue,
     sandbox: RwLock<Arc<Sandbox>>,
-    idle: Arc<Mutex<Vec<Instance>>>,
+    idle: Arc<IdleInstances>,
     /// Turns to run a resource call: `max_instances` of them. A patient
     /// call gives its turn back while it waits (see [`Turn`]).
     permits: Arc<Semaphore>,
@@ -92,7 +119,8 @@ impl Pool {
         let sandbox = RwLock::new(Arc::new(Sandbox::deny_all(&runtime.config)));
         let cancel = Cancellation { flag: Arc::default(), interrupt_at: watch::Sender::new(None) };
         let reads_held_texts = pre.reads_held_texts();
-        let idle: Arc<Mutex<Vec<Instance>>> = Arc::default();
+        let idle: Arc<IdleInstances> = Arc::default();
+        runtime.share_idle(&idle);
         let footprint = Arc::new(Footprint::default());
         // A running instance that needs the memory idle ones hold gets it.
         let held = Arc::downgrade(&idle);
@@ -227,6 +255,17 @@ impl Pool {
 
     /// A new instance for engine run `run` (see [`Pool::resume`]).
     async fn instantiate(&self, sandbox: &Sandbox, run: u64) -> Result<Instance, RuntimeError> {
+        match self.try_instantiate(sandbox, run).await {
+            // Every slot of the engine is taken: idle instances, this pool's
+            // or another's, give way, once.
+            Err(InstantiateError::NoSlot(_)) if self.runtime.drop_idle_instances() => {
+                self.try_instantiate(sandbox, run).await.map_err(RuntimeError::from)
+            }
+            made => made.map_err(RuntimeError::from),
+        }
+    }
+
+    async fn try_instantiate(&self, sandbox: &Sandbox, run: u64) -> Result<Instance, InstantiateError> {
         let state = HostState::new(sandbox, self.logs.clone(), self.cancel.flag.clone(), self.footprint.clone());
         let mut store = Store::new(self.runtime.running_engine(), state);
         store.limiter(|s| s);
@@ -239,9 +278,12 @@ impl Pool {
             Ok(guest) => Ok(Instance { store, guest, applied: 0, run }),
             // A component whose memories start out larger than the limit.
             Err(_) if let Some(cap) = store.data().limits.refused => {
-                Err(RuntimeError::OutOfMemory { cap, partial: None })
+                Err(RuntimeError::OutOfMemory { cap, partial: None }.into())
             }
-            Err(e) => Err(RuntimeError::Trap { message: format!("instantiation failed: {e:#}"), partial: None }),
+            Err(e) if e.downcast_ref::<wasmtime::PoolConcurrencyLimitError>().is_some() => {
+                Err(InstantiateError::NoSlot(format!("{e:#}")))
+            }
+            Err(e) => Err(RuntimeError::Trap { message: format!("instantiation failed: {e:#}"), partial: None }.into()),
         }
     }
 

@@ -70,7 +70,9 @@ impl Effect {
 pub fn runtime(e: RuntimeError, o: WireOptions, effect: Effect) -> Status {
     let code = match &e {
         RuntimeError::Deadline { .. } => Code::DeadlineExceeded,
-        RuntimeError::OutOfMemory { .. } | RuntimeError::TooMuchData { .. } => Code::ResourceExhausted,
+        RuntimeError::OutOfMemory { .. } | RuntimeError::TooMuchData { .. } | RuntimeError::NoInstance(_) => {
+            Code::ResourceExhausted
+        }
         RuntimeError::Cancelled { .. } => Code::Cancelled,
         RuntimeError::Trap { .. } | RuntimeError::Replay { .. } | RuntimeError::Cache(_) => Code::Internal,
         RuntimeError::Engine(_) => Code::Unavailable,
@@ -318,6 +320,8 @@ mod tests {
         assert!(changed.message().contains("whether it took effect is unknown"), "{}", changed.message());
         // Still loading, or the instance could not be readied: the export never ran.
         assert_eq!(call(CallError::NotStarted(deadline()), o, Effect::Changes).code(), Code::DeadlineExceeded);
+        let no_slot = || CallError::NotStarted(RuntimeError::NoInstance("every slot is taken".into()));
+        assert_eq!(call(no_slot(), o, Effect::Creates).code(), Code::ResourceExhausted);
         let oom = || CallError::Runtime(RuntimeError::OutOfMemory { cap: MemoryCap::Instance(1 << 20), partial: None });
         assert_eq!(call(oom(), o, Effect::Reads).code(), Code::ResourceExhausted);
         assert_eq!(call(oom(), o, Effect::Changes).code(), Code::Unknown);

@@ -267,3 +267,36 @@ async fn a_configure_naming_no_provider_reaches_only_the_packages_its_variables_
     let err = p.client.configure(configure("aws")).await.unwrap_err();
     assert_status(&err, Code::InvalidArgument, &["package aws", "does not serve"]);
 }
+
+/// The components the parameterized provider serves share one engine's
+/// instance slots (`3 * max-instances + max-waiting + 4`: 7 here). Instances
+/// one component keeps idle give way when another needs a slot: seven
+/// components keep one each from a call, then echo needs a second.
+#[tokio::test]
+async fn components_share_the_instance_slots_and_idle_ones_give_way() {
+    let bench = Bench::new().await;
+    let small = [("PULUMI_WASM_MAX_INSTANCES", "1"), ("PULUMI_WASM_MAX_WAITING", "0")];
+    let mut p = bench.start_with("store", &small).await;
+    for name in ["random", "echo", "pets", "probe", "records", "hostile", "kv"] {
+        let file = bench.dir.path().join(format!("{name}.wasm"));
+        let crate_name = if name == "records" { name.to_owned() } else { format!("{name}-provider") };
+        std::fs::copy(component(&crate_name), &file).unwrap();
+        by_args(&mut p, &[file.to_str().unwrap()]).await.unwrap_or_else(|e| panic!("{name}: {e}"));
+        // A call leaves the instance it ran on idle.
+        let version = env!("CARGO_PKG_VERSION").to_owned();
+        let req = GetSchemaRequest { version: 0, subpackage_name: name.into(), subpackage_version: version };
+        p.client.get_schema(req).await.unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+    // Echo's instance sleeps in an invoke; a Construct (which echo does not
+    // implement) needs another.
+    let mut client = p.client.clone();
+    let args = Some(to_struct(json!({ "sleepMs": 1500 })));
+    let sleeping = tokio::spawn(async move {
+        client.invoke(InvokeRequest { tok: "echo:index:config".into(), args, preview: false }).await
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let construct = ConstructRequest { r#type: "echo:index:Component".into(), name: "c".into(), ..Default::default() };
+    let err = p.client.construct(construct).await.unwrap_err();
+    assert_eq!(err.code(), Code::Unimplemented, "{err:?}");
+    assert!(sleeping.await.unwrap().is_ok());
+}
