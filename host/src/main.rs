@@ -81,60 +81,69 @@ fn dispatch(runtime: &tokio::runtime::Runtime) -> anyhow::Result<()> {
             let (_, component) = plugin_component()?;
             runtime.block_on(run_serve(component, cli.engine, cli.runtime, Some(&beside)))
         }
-        None => match Cli::parse().command {
-            Command::Serve { component, engine, runtime: rt } => {
-                init_logging(&engine);
-                runtime.block_on(run_serve(component, engine, rt, None))
+        None => {
+            let command = Cli::parse().command;
+            match &command {
+                Command::Serve { engine, .. } | Command::Generic { engine, .. } => init_logging(engine),
+                // The commands' own warnings (a credential helper that failed,
+                // ...), not those of the component run to learn its name (the
+                // grants it lacks concern serving it).
+                _ => init_logging_at("warn,pulumi_wasm_host::runtime=error"),
             }
-            Command::Generic { engine, runtime: rt } => {
-                init_logging(&engine);
-                runtime.block_on(run_generic(engine, rt, None))
+            run_command(runtime, command)
+        }
+    }
+}
+
+/// `pulumi-wasm <command>`, logging set up.
+fn run_command(runtime: &tokio::runtime::Runtime, command: Command) -> anyhow::Result<()> {
+    match command {
+        Command::Serve { component, engine, runtime: rt } => runtime.block_on(run_serve(component, engine, rt, None)),
+        Command::Generic { engine, runtime: rt } => runtime.block_on(run_generic(engine, rt, None)),
+        Command::Pack { component: None, out, runtime: rt, .. } => pack_generic(&out, &rt),
+        Command::Pack { component: Some(component), out, runtime: rt, .. } => {
+            runtime.block_on(pack(load_component(&component)?, &out, &rt))
+        }
+        Command::Grants { component, runtime: rt } => {
+            // A packed plugin's component runs with the policy packed beside it.
+            let packed = plugin::beside(&component.with_extension(""), "policy.toml");
+            let beside = (component.extension().is_some_and(|e| e == "wasm") && packed.is_file()).then_some(packed);
+            runtime.block_on(grants(load_component(&component)?, &rt, beside.as_deref()))
+        }
+        Command::Info { component, runtime: rt } => runtime.block_on(async {
+            let loaded = identify(&load_component(&component)?, &rt).await?;
+            let cached = if loaded.cache_hit { "yes" } else { "no" };
+            println!("name:    {}\nversion: {}", loaded.name, loaded.version);
+            println!("digest:  sha256:{}\ncached:  {cached}", loaded.digest);
+            println!("contract: pulumi:provider@{}", loaded.contract);
+            Ok(())
+        }),
+        Command::Install { component, runtime: rt } => runtime.block_on(async {
+            if component.to_str().is_some_and(|c| c.starts_with(pulumi_wasm_host::oci::SCHEME)) {
+                bail!(
+                    "install takes a file; a registry's component is installed with: pulumi-wasm pull {}",
+                    component.display()
+                );
             }
-            Command::Pack { component: None, out, runtime: rt, .. } => pack_generic(&out, &rt),
-            Command::Pack { component: Some(component), out, runtime: rt, .. } => {
-                runtime.block_on(pack(load_component(&component)?, &out, &rt))
-            }
-            Command::Grants { component, runtime: rt } => {
-                // A packed plugin's component runs with the policy packed beside it.
-                let packed = plugin::beside(&component.with_extension(""), "policy.toml");
-                let beside = (component.extension().is_some_and(|e| e == "wasm") && packed.is_file()).then_some(packed);
-                runtime.block_on(grants(load_component(&component)?, &rt, beside.as_deref()))
-            }
-            Command::Info { component, runtime: rt } => runtime.block_on(async {
-                let loaded = identify(&load_component(&component)?, &rt).await?;
-                let cached = if loaded.cache_hit { "yes" } else { "no" };
-                println!("name:    {}\nversion: {}", loaded.name, loaded.version);
-                println!("digest:  sha256:{}\ncached:  {cached}", loaded.digest);
-                println!("contract: pulumi:provider@{}", loaded.contract);
-                Ok(())
-            }),
-            Command::Install { component, runtime: rt } => runtime.block_on(async {
-                if component.to_str().is_some_and(|c| c.starts_with(pulumi_wasm_host::oci::SCHEME)) {
-                    bail!(
-                        "install takes a file; a registry's component is installed with: pulumi-wasm pull {}",
-                        component.display()
-                    );
-                }
-                let wasm = std::fs::read(&component).with_context(|| format!("reading {}", component.display()))?;
-                let source = Source { wasm: wasm.into(), label: component.display().to_string() };
-                let loaded = identify(&source, &rt).await?;
-                commands::install(&component, &source.wasm, &loaded.name, &loaded.version)
-            }),
-            Command::Ls { name } => commands::ls(name.as_deref()),
-            Command::Remove { package } => commands::remove(&package),
-            Command::Approve { ids, list, revoke, yes } => commands::approvals(&ids, list, revoke, yes),
-            Command::Push { component, reference, oci, runtime: rt } => runtime.block_on(async {
-                let source = load_component(&component)?;
-                let loaded = identify(&source, &rt).await?;
-                registry::push(&source, &reference, &loaded.name, &loaded.version, &oci.options()?).await
-            }),
-            Command::Pull { reference, oci, runtime: rt } => runtime.block_on(async {
-                let (reference, pulled) = registry::pull(&reference, &oci.options()?).await?;
-                let source = Source { wasm: pulled.wasm.clone().into(), label: reference.to_string() };
-                let loaded = identify(&source, &rt).await?;
-                registry::install(&reference, &pulled, &loaded.name, &loaded.version)
-            }),
-        },
+            let wasm = std::fs::read(&component).with_context(|| format!("reading {}", component.display()))?;
+            let source = Source { wasm: wasm.into(), label: component.display().to_string() };
+            let loaded = identify(&source, &rt).await?;
+            commands::install(&component, &source.wasm, &loaded.name, &loaded.version)
+        }),
+        Command::Ls { name } => commands::ls(name.as_deref()),
+        Command::Remove { package } => commands::remove(&package),
+        Command::Approve { ids, list, revoke, yes } => commands::approvals(&ids, list, revoke, yes),
+        Command::Push { component, reference, oci, runtime: rt } => runtime.block_on(async {
+            let source = load_component(&component)?;
+            let loaded = identify(&source, &rt).await?;
+            registry::push(&source, &reference, &loaded.name, &loaded.version, &oci.options()?).await
+        }),
+        Command::Pull { reference, oci, runtime: rt } => runtime.block_on(async {
+            let (reference, pulled) = registry::pull(&reference, &oci.options()?).await?;
+            let source = Source { wasm: pulled.wasm.clone().into(), label: reference.to_string() };
+            let loaded = identify(&source, &rt).await?;
+            registry::install(&reference, &pulled, &loaded.name, &loaded.version)
+        }),
     }
 }
 
@@ -150,11 +159,15 @@ fn plugin_component() -> anyhow::Result<(PathBuf, PathBuf)> {
 }
 
 fn init_logging(engine: &EngineArgs) {
-    let level = match engine.verbosity.unwrap_or(0) {
+    init_logging_at(match engine.verbosity.unwrap_or(0) {
         0 => "warn",
         1..=3 => "info",
         _ => "debug",
-    };
+    });
+}
+
+/// Logs at `level` (unless `RUST_LOG` says otherwise) to stderr.
+fn init_logging_at(level: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
     // Stdout belongs to the port line; logs go to stderr, which the engine

@@ -346,21 +346,24 @@ fn docker_login_credentials_are_used_for_their_registry_only() {
     let (success, out, err) = run_env(&dir.path().join("anonymous"), &["pull", &format!("{repo}:auths")], &env);
     assert!(success && out.contains("installed random"), "{out}\n{err}");
 
-    // A helper that never answers (a prompt nobody sees) is given up on.
+    // A helper that never answers (a prompt nobody sees) is given up on, and
+    // one that cannot be run (Docker Desktop uninstalled) is gone without:
+    // this registry lets anyone pull, so both pull, saying what went wrong.
     credential_helper(&bin, "e2estuck", "exec sleep 30\n");
     let config =
         docker_config(&dir.path().join("stuck"), json!({ "credHelpers": { registry.address.clone(): "e2estuck" } }));
     let env = [("DOCKER_CONFIG", config.as_str()), ("PATH", path.as_str()), ("PULUMI_WASM_OCI_HELPER_TIMEOUT", "0.5")];
-    let (success, _, err) = run_env(&store, &["pull", &format!("{repo}:auths")], &env);
-    assert!(!success && err.contains("did not answer within 500ms"), "{err}");
-
-    // A helper that fails is an error that names the file, not a silent anonymous try.
+    let (success, out, err) = run_env(&dir.path().join("stuck-store"), &["pull", &format!("{repo}:auths")], &env);
+    assert!(success && out.contains("installed random"), "{out}\n{err}");
+    assert!(err.contains("did not answer within 500ms") && err.contains("without credentials"), "{err}");
     let config = docker_config(
         &dir.path().join("broken"),
         json!({ "credHelpers": { registry.address.clone(): "missing-helper" } }),
     );
-    let (success, _, err) = run_env(&store, &["pull", &format!("{repo}:auths")], &[("DOCKER_CONFIG", &config)]);
-    assert!(!success && err.contains("cannot be read") && err.contains(&config), "{err}");
+    let (success, out, err) =
+        run_env(&dir.path().join("broken-store"), &["pull", &format!("{repo}:auths")], &[("DOCKER_CONFIG", &config)]);
+    assert!(success && out.contains("installed random"), "{out}\n{err}");
+    assert!(err.contains("cannot be read") && err.contains(&config), "{err}");
 }
 
 #[test]
@@ -381,6 +384,16 @@ fn a_basic_auth_registry_takes_the_same_credentials() {
     assert!(success && out.contains(&format!("installed random {VERSION}")), "{out}\n{err}");
     let err = fails(&dir.path().join("c"), &["pull", &format!("{repo}:{VERSION}")]);
     assert!(err.contains("the registry wants credentials"), "{err}");
+    // A registry that wants credentials, which a broken helper could not give:
+    // the refusal says why none were sent, naming the file.
+    let broken = docker_config(
+        &dir.path().join("broken"),
+        json!({ "credHelpers": { registry.address.clone(): "missing-helper" } }),
+    );
+    let (success, _, err) =
+        run_env(&dir.path().join("d"), &["pull", &format!("{repo}:{VERSION}")], &[("DOCKER_CONFIG", &broken)]);
+    assert!(!success, "{err}");
+    assert!(err.contains("wants credentials") && err.contains("cannot be read") && err.contains(&broken), "{err}");
 }
 
 #[test]

@@ -32,6 +32,10 @@ pub(super) enum Source {
     /// The environment's credentials are for another registry (or only for
     /// references the user gives): none sent.
     Withheld,
+    /// The Docker config's credentials could not be read (a credential
+    /// helper missing, failing or not answering): none sent, so that a
+    /// public artifact still pulls; a refusal says why.
+    Unreadable(String),
 }
 
 impl fmt::Display for Source {
@@ -44,6 +48,7 @@ impl fmt::Display for Source {
             Source::IdentityToken(file) => {
                 write!(f, "no credentials (the identity token in {} is unusable)", file.display())
             }
+            Source::Unreadable(why) => write!(f, "no credentials ({why})"),
         }
     }
 }

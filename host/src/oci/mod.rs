@@ -115,6 +115,7 @@ impl OciError {
                 " (sent {used}: a parameterized package's value named this registry, not you; \
                  PULUMI_WASM_OCI_REGISTRY sends them to the one registry it names, if you trust it)"
             ),
+            auth::Source::Unreadable(why) => format!(" (the registry wants credentials, and {why})"),
             auth::Source::IdentityToken(_) => {
                 format!(" (sent {used}: set PULUMI_WASM_OCI_USERNAME and PULUMI_WASM_OCI_PASSWORD)")
             }
@@ -243,7 +244,7 @@ impl OciOptions {
         let (env, target) = (self.credentials.clone(), reference.clone());
         let scope = self.credentials_registry.clone();
         let lookup = tokio::task::spawn_blocking(move || auth::credentials(env.as_ref(), scope.as_deref(), &target));
-        match tokio::time::timeout(self.helper_timeout, lookup).await {
+        let found = match tokio::time::timeout(self.helper_timeout, lookup).await {
             Ok(done) => done.unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic())),
             Err(_) => Err(OciError::Credentials {
                 registry: reference.registry.clone(),
@@ -253,6 +254,19 @@ impl OciOptions {
                     self.helper_timeout
                 ),
             }),
+        };
+        match found {
+            // A broken helper (Docker Desktop uninstalled, WSL without its
+            // `.exe`) need not stop a public pull: none are sent, and a
+            // registry that wants some gets this reason in its refusal.
+            Err(e @ OciError::Credentials { .. }) => {
+                tracing::warn!("{e}; going on without credentials");
+                Ok(auth::Credentials {
+                    auth: oci_client::secrets::RegistryAuth::Anonymous,
+                    source: auth::Source::Unreadable(e.to_string()),
+                })
+            }
+            found => found,
         }
     }
 }
