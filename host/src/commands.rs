@@ -129,8 +129,13 @@ pub fn remove(spec: &str) -> anyhow::Result<()> {
     let (name, version) = store::parse_exact(spec)?;
     let store = Store::open_default()?;
     let done = store.remove(&name, &version)?;
-    let blob = if done.blob_deleted { "deleted" } else { "kept: another installed version uses it" };
-    println!("removed {name} {version} (sha256:{}: {blob})", done.removed.digest);
+    match done.removed {
+        Some(removed) => {
+            let blob = if done.blob_deleted { "deleted" } else { "kept: another installed version uses it" };
+            println!("removed {name} {version} (sha256:{}: {blob})", removed.digest);
+        }
+        None => println!("removed {name} {version}, whose entry could not be read (its component, if any, is kept)"),
+    }
     Ok(())
 }
 

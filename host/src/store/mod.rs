@@ -104,8 +104,11 @@ pub struct Installation {
 /// The result of [`Store::remove`].
 #[derive(Clone, Debug)]
 pub struct Removal {
-    pub removed: Installed,
-    /// False when another installed version still uses the same bytes.
+    /// What was removed; `None` for an entry that could not be read (its
+    /// bytes, whichever they are, stay).
+    pub removed: Option<Installed>,
+    /// False when another installed version still uses the same bytes (or
+    /// one that cannot be read might).
     pub blob_deleted: bool,
 }
 
@@ -163,6 +166,19 @@ impl Store {
         remove_leftovers(&blob_dir);
         remove_leftovers(&package_dir);
 
+        // Semver's prereleases are case-sensitive, file systems often not:
+        // `1.0.0-RC1` would replace `1.0.0-rc1`'s entry there.
+        let file = format!("{version}.json");
+        if let Some(other) = read_dir_names(&package_dir)
+            .unwrap_or_default()
+            .into_iter()
+            .find(|n| n.eq_ignore_ascii_case(&file) && *n != file)
+        {
+            return Err(StoreError::BadSpec(format!(
+                "{name} {version}: version {} is installed, which differs only in case",
+                other.trim_end_matches(".json")
+            )));
+        }
         let blob = self.blob_path(&digest);
         if self.read_checked(&blob, &digest, wasm.len() as u64).is_err() {
             write_atomic(&blob_dir, &blob, wasm).map_err(io_err("writing", &blob))?;
@@ -226,20 +242,49 @@ impl Store {
         Ok(all)
     }
 
-    /// `name`'s installed versions, newest first.
+    /// `name`'s installed versions, newest first. An entry that cannot be
+    /// read is left out, with a warning: one bad file must not hide the rest.
     pub fn versions(&self, name: &str) -> Result<Vec<Installed>, StoreError> {
+        let (versions, unreadable) = self.readable_versions(name)?;
+        for e in unreadable {
+            tracing::warn!("skipping {e} (`pulumi-wasm remove` it)");
+        }
+        Ok(versions)
+    }
+
+    /// `name`'s readable versions, newest first, and the errors of the others.
+    fn readable_versions(&self, name: &str) -> Result<(Vec<Installed>, Vec<StoreError>), StoreError> {
         validate_name(name)?;
         let dir = self.package_dir(name);
-        let mut versions = Vec::new();
+        let (mut versions, mut unreadable) = (Vec::new(), Vec::new());
         for file in read_dir_names(&dir)? {
             // `.tmp-*` files are writes that never completed.
             if file.starts_with('.') || !file.ends_with(".json") {
                 continue;
             }
-            versions.push(self.read_entry(&dir.join(&file), name)?);
+            match self.read_entry(&dir.join(&file), name) {
+                Ok(v) => versions.push(v),
+                Err(e) => unreadable.push(e),
+            }
         }
         versions.sort_by(|a, b| b.version.cmp(&a.version));
-        Ok(versions)
+        Ok((versions, unreadable))
+    }
+
+    /// Whether an installed version other than `except` may use the blob
+    /// `digest`: one does, or an entry cannot be read (it might).
+    fn blob_in_use(&self, digest: &str, except: Option<&Installed>) -> Result<bool, StoreError> {
+        let packages = self.root.join("packages");
+        for name in read_dir_names(&packages)? {
+            if validate_name(&name).is_err() || !packages.join(&name).is_dir() {
+                continue;
+            }
+            let (versions, unreadable) = self.readable_versions(&name)?;
+            if !unreadable.is_empty() || versions.iter().any(|e| e.digest == digest && Some(e) != except) {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     /// The newest installed version of `spec.name` that `spec.req` accepts
@@ -297,12 +342,21 @@ impl Store {
     }
 
     /// Removes one version; deletes its blob when no other version uses it.
+    /// An entry that cannot be read is removed too; its blob stays, as does
+    /// any blob an unreadable entry might name.
     pub fn remove(&self, name: &str, version: &Version) -> Result<Removal, StoreError> {
         let _lock = self.lock()?;
-        let removed = self.get(name, version)?;
-        // Decided before anything changes, so an unreadable index fails the removal cleanly.
-        let shared = self.list(None)?.iter().any(|e| e.digest == removed.digest && *e != removed);
         let index = self.index_path(name, version);
+        let removed = match self.get(name, version) {
+            Err(StoreError::BadIndex { .. }) => {
+                fs::remove_file(&index).map_err(io_err("removing", &index))?;
+                sync_dir(&self.package_dir(name));
+                return Ok(Removal { removed: None, blob_deleted: false });
+            }
+            got => got?,
+        };
+        // Decided before anything changes.
+        let shared = self.blob_in_use(&removed.digest, Some(&removed))?;
         fs::remove_file(&index).map_err(io_err("removing", &index))?;
         let dir = self.package_dir(name);
         sync_dir(&dir);
@@ -310,13 +364,13 @@ impl Store {
         // The package directory goes when it holds nothing else.
         let _ = fs::remove_dir(&dir);
         let blob_deleted = !shared && self.delete_blob(&removed.digest)?;
-        Ok(Removal { removed, blob_deleted })
+        Ok(Removal { removed: Some(removed), blob_deleted })
     }
 
     /// Deletes the blob when no index entry names it; true if deleted.
     /// Call with the lock held.
     fn collect_blob(&self, digest: &str) -> Result<bool, StoreError> {
-        if self.list(None)?.iter().any(|e| e.digest == digest) {
+        if self.blob_in_use(digest, None)? {
             return Ok(false);
         }
         self.delete_blob(digest)

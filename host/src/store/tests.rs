@@ -196,15 +196,40 @@ fn a_tampered_blob_is_rejected() {
 }
 
 #[test]
-fn a_tampered_index_entry_is_rejected() {
-    let (_dir, store) = store_with(&[("random", "0.1.0")]);
+fn a_tampered_index_entry_is_rejected_and_hides_nothing_else() {
+    let (_dir, store) = store_with(&[("random", "0.1.0"), ("random", "0.2.0")]);
     let index = store.root().join("packages/random/0.1.0.json");
     let text = fs::read_to_string(&index).unwrap();
+    let blob = store.blob_path(&store.get("random", &v("0.1.0")).unwrap().digest);
     fs::write(&index, text.replace("sha256:", "md5:")).unwrap();
-    let err = store.versions("random").unwrap_err();
-    assert!(matches!(err, StoreError::BadIndex { .. }), "{err}");
+    assert!(matches!(store.get("random", &v("0.1.0")), Err(StoreError::BadIndex { .. })));
+    let listed: Vec<String> = store.versions("random").unwrap().iter().map(|i| i.version.to_string()).collect();
+    assert_eq!(listed, ["0.2.0"], "the bad entry is left out, the others are listed");
     fs::write(&index, text.replace("\"0.1.0\"", "\"0.9.0\"")).unwrap();
-    assert!(matches!(store.versions("random"), Err(StoreError::BadIndex { .. })), "an entry must sit at its version");
+    assert!(
+        matches!(store.get("random", &v("0.1.0")), Err(StoreError::BadIndex { .. })),
+        "an entry must sit at its version"
+    );
+    assert_eq!(pick(&store, "random").unwrap(), "0.2.0");
+    // Removing another version keeps every blob the bad entry might name.
+    let other = store.remove("random", &v("0.2.0")).unwrap();
+    assert!(!other.blob_deleted, "an unreadable entry might use it");
+    // The bad entry itself can be removed; its blob stays.
+    let bad = store.remove("random", &v("0.1.0")).unwrap();
+    assert!(bad.removed.is_none() && !bad.blob_deleted && blob.is_file());
+    assert!(store.list(None).unwrap().is_empty());
+}
+
+#[test]
+fn versions_differing_only_in_case_and_device_names_are_refused() {
+    let (_dir, store) = store_with(&[("random", "1.0.0-rc1")]);
+    let err = store.install("random", &v("1.0.0-RC1"), b"\0asm other").unwrap_err();
+    assert!(err.to_string().contains("differs only in case"), "{err}");
+    for name in ["con", "nul", "aux", "prn", "com1", "lpt9"] {
+        assert!(store.install(name, &v("1.0.0"), b"\0asm x").is_err(), "{name}");
+    }
+    assert!(store.install("console", &v("1.0.0"), b"\0asm x").is_ok());
+    assert!(store.install("com", &v("1.0.0"), b"\0asm x").is_ok());
 }
 
 #[test]
