@@ -41,6 +41,11 @@ pub enum Flood {
     /// another origin, which hands out `t`; with it the manifest is served,
     /// and the blob is not there.
     RedirectedToken,
+    /// Not a flood: the manifest is answered 429 (`Retry-After: 1`) twice,
+    /// then served; the blob is not there.
+    RateLimitedTwice,
+    /// Not a flood: every request is answered 429, with no advice.
+    RateLimited,
 }
 
 /// The layer size [`Flood::Blob`]'s manifest declares.
@@ -190,6 +195,16 @@ fn serve(stream: TcpStream, state: &State) {
             Flood::RedirectedToken if !token_t => reply(&mut out, "401 Unauthorized", &challenge(&state.address), ""),
             Flood::RedirectedToken if manifest => reply(&mut out, "200 OK", "", &wasm_manifest()),
             Flood::RedirectedToken => reply(&mut out, "404 Not Found", "", ""),
+            Flood::RateLimitedTwice if manifest => {
+                let asked = state.seen.lock().expect("the log").iter().filter(|l| l.contains("/manifests/")).count();
+                if asked <= 2 {
+                    reply(&mut out, "429 Too Many Requests", "Retry-After: 1\r\n", "")
+                } else {
+                    reply(&mut out, "200 OK", "", &wasm_manifest())
+                }
+            }
+            Flood::RateLimitedTwice => reply(&mut out, "404 Not Found", "", ""),
+            Flood::RateLimited => reply(&mut out, "429 Too Many Requests", "", ""),
         };
         if !written {
             return;

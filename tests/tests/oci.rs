@@ -521,3 +521,21 @@ fn a_registry_asking_only_at_the_repository_gets_the_credentials() {
     let (registry, seen) = pull_up_to_the_component(Flood::OpenV2);
     assert!(seen.contains(&format!("{} /v2/acme/x/manifests/1.0 authorization", registry.address)), "{seen:?}");
 }
+
+/// A registry that says "too many requests" is asked again, as its
+/// `Retry-After` advises, a few times; one that keeps saying it fails the
+/// pull with what to do.
+#[test]
+fn a_rate_limiting_registry_is_asked_again_then_given_up_on_with_advice() {
+    let (_registry, seen) = pull_up_to_the_component(Flood::RateLimitedTwice);
+    let manifests = seen.iter().filter(|l| l.contains("/manifests/")).count();
+    assert_eq!(manifests, 3, "{seen:?}");
+
+    let store = tempfile::tempdir().unwrap();
+    let registry = FloodRegistry::start(Flood::RateLimited);
+    let (success, err) = pull_from(store.path(), &registry, &[]);
+    assert!(!success, "{err}");
+    assert!(err.contains("429") && err.contains("docker login") && err.contains("asking again"), "{err}");
+    let manifests = registry.seen().iter().filter(|l| l.contains("/manifests/")).count();
+    assert_eq!(manifests, 4, "asked once and again three times: {:?}", registry.seen());
+}

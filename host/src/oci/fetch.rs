@@ -38,6 +38,11 @@ const ERROR_TIMEOUT: Duration = Duration::from_secs(10);
 const MIN_BYTES_PER_SECOND: u64 = 64 << 10;
 /// The most redirects one request follows.
 const MAX_HOPS: usize = 5;
+/// How often a GET the registry answered "too many requests" or "unavailable
+/// for now" is asked again, and the longest wait before one: Docker Hub's
+/// anonymous limit resets over hours, which no pull should sit out.
+const MAX_RETRIES: u32 = 3;
+const MAX_RETRY_WAIT: Duration = Duration::from_secs(10);
 
 #[derive(Debug, thiserror::Error)]
 pub enum FetchError {
@@ -70,6 +75,11 @@ impl From<reqwest::Error> for FetchError {
 }
 
 impl FetchError {
+    /// Whether the registry still said "too many requests" after the retries.
+    pub fn rate_limited(&self) -> bool {
+        matches!(self, FetchError::Status { status: StatusCode::TOO_MANY_REQUESTS, .. })
+    }
+
     /// Whether the registry or its token service turned the credentials down.
     pub fn refused(&self) -> bool {
         match self {
@@ -195,10 +205,22 @@ impl<'a> Fetcher<'a> {
                 self.authorization = self.answer(probe.headers()).await?;
             }
         }
+        let mut retries = 0;
         loop {
             let authorization = self.authorization.as_ref();
             let response = self.follow(Ask { url, what: "the answer", accept, authorization, small }).await?;
             let own = reach::same_origin(response.url(), &self.origin);
+            let status = response.status();
+            if retries < MAX_RETRIES
+                && matches!(status, StatusCode::TOO_MANY_REQUESTS | StatusCode::SERVICE_UNAVAILABLE)
+            {
+                let wait = retry_after(response.headers()).unwrap_or(Duration::from_secs(1 << retries));
+                let wait = wait.min(MAX_RETRY_WAIT);
+                tracing::warn!("{} answered {status}; asking again in {wait:?}", without_query(response.url()));
+                retries += 1;
+                tokio::time::sleep(wait).await;
+                continue;
+            }
             // Only the registry's own challenge: a redirect target's would get the registry's credentials.
             if response.status() == StatusCode::UNAUTHORIZED && own && !self.challenged {
                 self.challenged = true;
@@ -371,6 +393,12 @@ fn basic(user: &str, password: &str) -> HeaderValue {
     let mut value = HeaderValue::from_str(&format!("Basic {encoded}")).expect("base64 is a valid header");
     value.set_sensitive(true);
     value
+}
+
+/// A `Retry-After` in seconds (the date form is taken as no advice).
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let seconds = headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?.trim().parse::<u64>().ok()?;
+    Some(Duration::from_secs(seconds))
 }
 
 /// `response` when it succeeded, else an error carrying the start of its

@@ -94,6 +94,16 @@ impl OciError {
     /// A failure of a pull (see `fetch.rs`).
     fn fetch(op: &'static str, reference: &Reference, error: FetchError, used: &auth::Source) -> Self {
         let refused = error.refused();
+        if error.rate_limited() {
+            let hint = match used {
+                auth::Source::Anonymous => format!(
+                    " (the registry limits how often it is asked, anonymous pulls the most: `docker login {}`, or try again later)",
+                    reference.registry
+                ),
+                _ => " (the registry limits how often it is asked: try again later)".to_owned(),
+            };
+            return OciError::Registry { op, reference: reference.to_string(), error: Box::new(error), hint };
+        }
         OciError::failed(op, reference, Box::new(error), refused, used)
     }
 
