@@ -306,7 +306,7 @@ impl Pool {
     /// engine waits for a resource operation as long as it takes unless the
     /// user set a timeout, and a database may take an hour to create. A
     /// guest that waits forever is stopped by Cancel, as a native one is.
-    /// It runs on its [`Turn`], given back while it waits.
+    /// It runs on its turn (`turn::Turn`), given back while it waits.
     pub async fn bounded_waiting<T>(
         &self,
         timeout: Duration,
