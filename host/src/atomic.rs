@@ -1,8 +1,9 @@
 //! Files replaced whole: a temporary file beside the destination, written,
 //! synced, then renamed over it. A reader (another host process, a plugin
 //! starting) sees the old file or the new one, never a part; a crash leaves
-//! at most a `.tmp-*` file, never a torn destination; and a file in use (a
-//! running plugin's executable) is replaced rather than written into.
+//! at most a `.tmp-*` file, never a torn destination; and on Unix a file in
+//! use (a running plugin's executable) is replaced rather than written into
+//! (Windows refuses to replace a running executable at all).
 
 use std::fs::{self, File};
 use std::io::{self, Write};

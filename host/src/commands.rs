@@ -62,7 +62,7 @@ pub fn install(component: &Path, wasm: &[u8], name: &str, version: &semver::Vers
             // An SDK pins the bytes it was generated for: the old ones are gone from the store.
             println!(
                 "projects whose SDK was generated for the replaced build refuse this one until \
-                 `pulumi package add wasm {name}@{version}` is run again in them"
+                 `pulumi package add wasm {name}@={version}` is run again in them"
             );
         }
         None => println!(
@@ -134,7 +134,10 @@ pub fn remove(spec: &str) -> anyhow::Result<()> {
             let blob = if done.blob_deleted { "deleted" } else { "kept: another installed version uses it" };
             println!("removed {name} {version} (sha256:{}: {blob})", removed.digest);
         }
-        None => println!("removed {name} {version}, whose entry could not be read (its component, if any, is kept)"),
+        None => {
+            let blobs = if done.blob_deleted { "; components no entry names any more were deleted" } else { "" };
+            println!("removed {name} {version}, whose entry could not be read{blobs}");
+        }
     }
     Ok(())
 }

@@ -327,7 +327,8 @@ fn pack_generic(out: &Path, rt: &RuntimeArgs) -> anyhow::Result<()> {
 /// Puts a copy of this executable at `target`, replacing what is there
 /// whole: a plugin of this folder may be running (written into, its file
 /// would be busy, or on macOS a signed binary changed in place and killed
-/// at its next start) or starting (it would read a part).
+/// at its next start; Windows refuses either way) or starting (it would
+/// read a part).
 fn copy_executable(exe: &Path, target: &Path) -> anyhow::Result<()> {
     pulumi_wasm_host::atomic::replace_with(target, |file| {
         std::io::copy(&mut std::fs::File::open(exe)?, file)?;
@@ -383,6 +384,8 @@ async fn pack(source: Source, out: &Path, rt: &RuntimeArgs) -> anyhow::Result<()
     let exe = std::env::current_exe().context("locating this executable")?;
     let target = plugin::executable(out, &name);
     let wasm_path = plugin::beside(&target, "wasm");
+    // What an interrupted pack left (a copy of the executable, maybe).
+    pulumi_wasm_host::atomic::sweep(out, std::time::Duration::from_secs(3600));
     // Each file replaced whole, the component first: a plugin starting
     // meanwhile finds it beside the old policy, pinned to the old bytes,
     // and refuses to run rather than run it with the old grants.

@@ -393,7 +393,7 @@ fn a_basic_auth_registry_takes_the_same_credentials() {
     let (success, _, err) =
         run_env(&dir.path().join("d"), &["pull", &format!("{repo}:{VERSION}")], &[("DOCKER_CONFIG", &broken)]);
     assert!(!success, "{err}");
-    assert!(err.contains("wants credentials") && err.contains("cannot be read") && err.contains(&broken), "{err}");
+    assert!(err.contains("wants credentials, and the credentials for") && err.contains(&broken), "{err}");
 }
 
 #[test]

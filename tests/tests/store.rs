@@ -149,5 +149,5 @@ async fn reinstalling_other_bytes_under_a_version_says_what_it_replaced() {
     std::fs::write(&rebuilt_path, &rebuilt).unwrap();
     let out = ok(&store, &["install", rebuilt_path.to_str().unwrap()]);
     assert!(out.contains(&format!("reinstalled random {version}")), "{out}");
-    assert!(out.contains(&format!("pulumi package add wasm random@{version}")), "{out}");
+    assert!(out.contains(&format!("pulumi package add wasm random@={version}")), "{out}");
 }

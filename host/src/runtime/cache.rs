@@ -108,7 +108,9 @@ impl ArtifactCache {
         }
         let path = self.path_for(engine, digest);
         // What interrupted writes left (a compile cut short by an exit).
-        crate::atomic::sweep(&self.dir, Duration::from_secs(3600));
+        for dir in [self.dir.clone(), self.dir.join("files")] {
+            crate::atomic::sweep(&dir, Duration::from_secs(3600));
+        }
         let artifact = engine.precompile_component(wasm).map_err(|e| RuntimeError::NotAComponent(format!("{e:#}")))?;
         if let Err(e) = write_atomic(&path, &artifact) {
             tracing::warn!("could not cache {}: {e}", path.display());

@@ -218,9 +218,13 @@ mod tests {
         let (turns, turn) = one_turn().await;
         let waits = EngineWait::default();
         let observed = turns.clone();
-        let call = Box::pin(async move {
-            tokio::time::sleep(Duration::from_millis(100)).await;
-            observed.available_permits()
+        let polls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = polls.clone();
+        let mut sleep = Box::pin(tokio::time::sleep(Duration::from_millis(100)));
+        let call = std::future::poll_fn(move |cx| {
+            counted.fetch_add(1, Ordering::SeqCst);
+            ready!(sleep.as_mut().poll(cx));
+            Poll::Ready(observed.available_permits())
         });
         let task = tokio::spawn(async move { Waiting::new(call, Some((&waits, turn))).await });
         // Past a tick of waiting, the turn is free; another call takes it.
@@ -232,6 +236,9 @@ mod tests {
         drop(other);
         assert_eq!(task.await.unwrap(), 0, "it ran holding the turn");
         assert_eq!(turns.available_permits(), 1);
+        // Once to start, once when its sleep ended: the give-back timer's
+        // wake-up polled nothing (nor took the turn for it).
+        assert_eq!(polls.load(Ordering::SeqCst), 2);
     }
 
     #[tokio::test]

@@ -104,11 +104,11 @@ pub struct Installation {
 /// The result of [`Store::remove`].
 #[derive(Clone, Debug)]
 pub struct Removal {
-    /// What was removed; `None` for an entry that could not be read (its
-    /// bytes, whichever they are, stay).
+    /// What was removed; `None` for an entry that could not be read.
     pub removed: Option<Installed>,
     /// False when another installed version still uses the same bytes (or
-    /// one that cannot be read might).
+    /// one that cannot be read might). For an unreadable entry: whether
+    /// bytes no entry names any more went (kept while it could not be read).
     pub blob_deleted: bool,
 }
 
@@ -157,7 +157,7 @@ impl Store {
     /// Installs `wasm` as `name` `version`, replacing an entry of the same
     /// version. The blob is written (if new) before the index entry.
     pub fn install(&self, name: &str, version: &Version, wasm: &[u8]) -> Result<Installation, StoreError> {
-        validate_name(name)?;
+        spec::validate_new_name(name)?;
         let _lock = self.lock()?;
         let digest = digest(wasm);
         let blob_dir = self.blob_dir();
@@ -271,20 +271,44 @@ impl Store {
         Ok((versions, unreadable))
     }
 
-    /// Whether an installed version other than `except` may use the blob
-    /// `digest`: one does, or an entry cannot be read (it might).
-    fn blob_in_use(&self, digest: &str, except: Option<&Installed>) -> Result<bool, StoreError> {
+    /// Every readable entry, and whether any entry cannot be read.
+    fn scan(&self) -> Result<(Vec<Installed>, bool), StoreError> {
         let packages = self.root.join("packages");
+        let (mut all, mut any_unreadable) = (Vec::new(), false);
         for name in read_dir_names(&packages)? {
             if validate_name(&name).is_err() || !packages.join(&name).is_dir() {
                 continue;
             }
             let (versions, unreadable) = self.readable_versions(&name)?;
-            if !unreadable.is_empty() || versions.iter().any(|e| e.digest == digest && Some(e) != except) {
-                return Ok(true);
+            all.extend(versions);
+            any_unreadable |= !unreadable.is_empty();
+        }
+        Ok((all, any_unreadable))
+    }
+
+    /// Whether an installed version other than `except` may use the blob
+    /// `digest`: one does, or an entry cannot be read (it might).
+    fn blob_in_use(&self, digest: &str, except: Option<&Installed>) -> Result<bool, StoreError> {
+        let (all, any_unreadable) = self.scan()?;
+        Ok(any_unreadable || all.iter().any(|e| e.digest == digest && Some(e) != except))
+    }
+
+    /// Deletes the blobs no entry names (those kept while an entry could
+    /// not be read), unless one still cannot; how many went. With the lock held.
+    fn collect_orphans(&self) -> Result<usize, StoreError> {
+        let (all, any_unreadable) = self.scan()?;
+        if any_unreadable {
+            return Ok(0);
+        }
+        let named: std::collections::HashSet<&str> = all.iter().map(|e| e.digest.as_str()).collect();
+        let mut deleted = 0;
+        for file in read_dir_names(&self.blob_dir())? {
+            let Some(digest) = file.strip_suffix(".wasm") else { continue };
+            if crate::sha256::is_hex(digest) && !named.contains(digest) && self.delete_blob(digest)? {
+                deleted += 1;
             }
         }
-        Ok(false)
+        Ok(deleted)
     }
 
     /// The newest installed version of `spec.name` that `spec.req` accepts
@@ -347,18 +371,24 @@ impl Store {
     pub fn remove(&self, name: &str, version: &Version) -> Result<Removal, StoreError> {
         let _lock = self.lock()?;
         let index = self.index_path(name, version);
+        let dir = self.package_dir(name);
         let removed = match self.get(name, version) {
-            Err(StoreError::BadIndex { .. }) => {
+            // An unreadable entry at exactly this version's file (where file
+            // names ignore case, another version's could have been opened).
+            Err(StoreError::BadIndex { .. })
+                if read_dir_names(&dir)?.iter().any(|f| *f == format!("{version}.json")) =>
+            {
                 fs::remove_file(&index).map_err(io_err("removing", &index))?;
-                sync_dir(&self.package_dir(name));
-                return Ok(Removal { removed: None, blob_deleted: false });
+                sync_dir(&dir);
+                let _ = fs::remove_dir(&dir);
+                let collected = self.collect_orphans()?;
+                return Ok(Removal { removed: None, blob_deleted: collected > 0 });
             }
             got => got?,
         };
         // Decided before anything changes.
         let shared = self.blob_in_use(&removed.digest, Some(&removed))?;
         fs::remove_file(&index).map_err(io_err("removing", &index))?;
-        let dir = self.package_dir(name);
         sync_dir(&dir);
         remove_leftovers(&dir);
         // The package directory goes when it holds nothing else.

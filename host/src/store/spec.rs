@@ -47,17 +47,21 @@ pub fn parse_exact(spec: &str) -> Result<(String, Version), StoreError> {
 
 /// The package names the host accepts (see `runtime::engine`): lower-case
 /// ASCII letters, digits, `-` and `_`, starting with a letter, at most 64
-/// characters. This also keeps every name a safe single path component,
-/// on Windows too, whose device names (`con`, `nul`, `com1`, ...) are no
-/// file's name, so a store stays usable wherever it is copied.
+/// characters. This also keeps every name a safe single path component.
 pub fn validate_name(name: &str) -> Result<(), StoreError> {
     let ok = !name.is_empty()
         && name.len() <= 64
         && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
         && name.starts_with(|c: char| c.is_ascii_lowercase());
-    if !ok {
-        return Err(StoreError::BadSpec(format!("package name '{name}'")));
-    }
+    if ok { Ok(()) } else { Err(StoreError::BadSpec(format!("package name '{name}'"))) }
+}
+
+/// A name a new package may take: also none of Windows' device names
+/// (`con`, `nul`, `com1`, ...), which are no file's name there, so that a
+/// store stays usable wherever it is copied. (Checked on install only, so
+/// a store that holds one still lists it and can remove it.)
+pub fn validate_new_name(name: &str) -> Result<(), StoreError> {
+    validate_name(name)?;
     let device = matches!(name, "con" | "prn" | "aux" | "nul")
         || (name.len() == 4
             && (name.starts_with("com") || name.starts_with("lpt"))

@@ -213,11 +213,14 @@ fn a_tampered_index_entry_is_rejected_and_hides_nothing_else() {
     assert_eq!(pick(&store, "random").unwrap(), "0.2.0");
     // Removing another version keeps every blob the bad entry might name.
     let other = store.remove("random", &v("0.2.0")).unwrap();
-    assert!(!other.blob_deleted, "an unreadable entry might use it");
-    // The bad entry itself can be removed; its blob stays.
+    let other_blob = store.blob_path(&other.removed.unwrap().digest);
+    assert!(!other.blob_deleted && other_blob.is_file(), "an unreadable entry might use it");
+    // The bad entry itself can be removed; then no entry names either blob.
     let bad = store.remove("random", &v("0.1.0")).unwrap();
-    assert!(bad.removed.is_none() && !bad.blob_deleted && blob.is_file());
+    assert!(bad.removed.is_none() && bad.blob_deleted);
+    assert!(!blob.exists() && !other_blob.exists(), "the blobs kept meanwhile go");
     assert!(store.list(None).unwrap().is_empty());
+    assert!(!store.root().join("packages/random").exists());
 }
 
 #[test]
@@ -227,6 +230,7 @@ fn versions_differing_only_in_case_and_device_names_are_refused() {
     assert!(err.to_string().contains("differs only in case"), "{err}");
     for name in ["con", "nul", "aux", "prn", "com1", "lpt9"] {
         assert!(store.install(name, &v("1.0.0"), b"\0asm x").is_err(), "{name}");
+        assert!(validate_name(name).is_ok(), "{name}: one already in a store is still listed");
     }
     assert!(store.install("console", &v("1.0.0"), b"\0asm x").is_ok());
     assert!(store.install("com", &v("1.0.0"), b"\0asm x").is_ok());
