@@ -51,6 +51,16 @@ fn temporary_in(dir: &Path) -> PathBuf {
     dir.join(format!("{TMP_PREFIX}{}-{nonce}-{n}", std::process::id()))
 }
 
+/// Whether `name` is one [`temporary_in`] makes (`.tmp-<pid>-<time>-<n>`,
+/// or without `-<n>` as the artifact cache made them before): a sweep of a
+/// folder the user chose (pack's) must take nothing else.
+fn is_temporary(name: &str) -> bool {
+    name.strip_prefix(TMP_PREFIX).is_some_and(|rest| {
+        let parts: Vec<&str> = rest.split('-').collect();
+        (2..=3).contains(&parts.len()) && parts.iter().all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+    })
+}
+
 /// Makes a rename durable (best effort: not every platform can sync a directory).
 pub fn sync_dir(dir: &Path) {
     if let Ok(d) = File::open(dir) {
@@ -63,7 +73,7 @@ pub fn sync_dir(dir: &Path) {
 pub fn sweep(dir: &Path, age: std::time::Duration) {
     let Ok(entries) = fs::read_dir(dir) else { return };
     for entry in entries.flatten() {
-        let stale = entry.file_name().to_str().is_some_and(|n| n.starts_with(TMP_PREFIX))
+        let stale = entry.file_name().to_str().is_some_and(is_temporary)
             && entry.metadata().and_then(|m| m.modified()).is_ok_and(|t| t.elapsed().is_ok_and(|e| e >= age));
         if stale {
             let _ = fs::remove_file(entry.path());
@@ -97,10 +107,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         fs::write(dir.path().join(".tmp-1-2-3"), b"left").unwrap();
         fs::write(dir.path().join("kept"), b"").unwrap();
+        fs::write(dir.path().join(".tmp-notes"), b"the user's").unwrap();
         sweep(dir.path(), std::time::Duration::from_secs(3600));
         assert!(dir.path().join(".tmp-1-2-3").exists(), "young: maybe another process's write");
         sweep(dir.path(), std::time::Duration::ZERO);
         assert!(!dir.path().join(".tmp-1-2-3").exists());
         assert!(dir.path().join("kept").exists());
+        assert!(dir.path().join(".tmp-notes").exists(), "not a name this module makes");
+        assert!(is_temporary(temporary_in(dir.path()).file_name().unwrap().to_str().unwrap()));
     }
 }

@@ -31,7 +31,7 @@ pub struct RuntimeConfig {
     /// again may run Construct and Call, which wait on the engine.
     pub max_instances: usize,
     /// Instances beyond `max_instances` that resource operations may keep
-    /// while they wait without a turn to run (see `pool::Turn`): a Create
+    /// while they wait without a turn to run (see `turn::Turn`): a Create
     /// polling for an hour keeps its instance, not a turn.
     pub max_waiting: usize,
     /// Linear-memory cap per instance, in bytes, unless the policy sets one.
