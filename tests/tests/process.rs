@@ -680,3 +680,36 @@ async fn packing_again_over_a_running_plugin_replaces_its_files() {
     let r = next.client.invoke(invoke("echo:index:echo", json!({ "x": 2 }))).await.unwrap();
     assert_eq!(from_struct(r.into_inner().r#return.as_ref())["x"], 2.0);
 }
+
+/// A package a Parameterize made in one attach-mode run is not the next
+/// run's: that run's Constructs register no such package with the engine.
+#[tokio::test]
+async fn attach_mode_forgets_the_last_run_s_parameterized_packages() {
+    use e2e_tests::TestMonitor;
+    use pulumirpc::parameterize_request::{Parameters, ParametersValue};
+    let (_dir, exe) = pack(&component("probe-provider")).unwrap();
+    let mut p = Plugin::spawn_with(&exe, &[], &[]).await.unwrap();
+    let construct = |monitor: &TestMonitor| ConstructRequest {
+        monitor_endpoint: monitor.address.clone(),
+        r#type: "fleet:index:Component".into(),
+        name: "c".into(),
+        parent: "urn:pulumi:dev::proj::pulumi:pulumi:Stack::proj-dev".into(),
+        ..Default::default()
+    };
+    let mut packages = Vec::new();
+    for run in 0..2 {
+        let engine = TestEngine::start().await;
+        p.client.attach(PluginAttach { address: engine.address.clone() }).await.unwrap();
+        if run == 0 {
+            let version = env!("CARGO_PKG_VERSION").to_owned();
+            let value = ParametersValue { name: "fleet".into(), version, value: b"v1".to_vec() };
+            let request = ParameterizeRequest { parameters: Some(Parameters::Value(value)) };
+            p.client.parameterize(request).await.unwrap();
+        }
+        let monitor = TestMonitor::start().await;
+        let _ = p.client.construct(construct(&monitor)).await;
+        packages.push(monitor.received().packages.len());
+        p.client.cancel(()).await.unwrap();
+    }
+    assert_eq!(packages, [1, 0], "the first run's package, then none");
+}

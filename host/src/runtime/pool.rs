@@ -383,14 +383,16 @@ impl Pool {
 
     /// Starts another engine run (attach mode) after [`Pool::cancel`]: guests
     /// no longer see `cancelled()`, calls are not interrupted, and nothing of
-    /// the last run is kept: its setup calls (the new run makes its own) and
-    /// its instances (told to cancel, or set up for it), idle ones now and
+    /// the last run is kept: its setup calls (the new run makes its own), the
+    /// packages its Parameterize calls made, and its instances (told to cancel, or set up for it), idle ones now and
     /// those still running when they finish.
     pub fn resume(&self) {
         // Under the idle lock, so that no instance of the last run is
         // released into the new run's idle ones (`release` checks there).
         let mut idle = self.idle.lock().expect("pool lock");
         self.setup.clear();
+        // Made by the last run's Parameterize calls; the new run makes its own.
+        *self.packages.write().expect("packages lock") = Arc::default();
         let last = std::mem::take(&mut *idle);
         drop(idle);
         drop(last);
@@ -590,7 +592,8 @@ impl<'a> Lease<'a> {
         let mut inst = self.inst.take().expect("lease holds an instance until finished");
         let package = self.pool.package_of(&call);
         let kept = self.pool.setup.record(call, inst.applied, inst.run)?;
-        if let Some(package) = package {
+        // Not one of an earlier engine run's (see `Pool::resume`).
+        if let Some(package) = package.filter(|_| inst.run == self.pool.setup.run()) {
             self.pool.add_package(package);
         }
         if let Some(applied) = kept {
