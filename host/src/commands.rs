@@ -134,10 +134,7 @@ pub fn remove(spec: &str) -> anyhow::Result<()> {
             let blob = if done.blob_deleted { "deleted" } else { "kept: another installed version uses it" };
             println!("removed {name} {version} (sha256:{}: {blob})", removed.digest);
         }
-        None => {
-            let blobs = if done.blob_deleted { "; components no entry names any more were deleted" } else { "" };
-            println!("removed {name} {version}, whose entry could not be read{blobs}");
-        }
+        None => println!("removed {name} {version}, whose entry could not be read (its component, if any, is kept)"),
     }
     Ok(())
 }

@@ -106,9 +106,8 @@ pub struct Installation {
 pub struct Removal {
     /// What was removed; `None` for an entry that could not be read.
     pub removed: Option<Installed>,
-    /// False when another installed version still uses the same bytes (or
-    /// one that cannot be read might). For an unreadable entry: whether
-    /// bytes no entry names any more went (kept while it could not be read).
+    /// False when another installed version still uses the same bytes, or
+    /// one that cannot be read might (always, for an unreadable one).
     pub blob_deleted: bool,
 }
 
@@ -293,24 +292,6 @@ impl Store {
         Ok(any_unreadable || all.iter().any(|e| e.digest == digest && Some(e) != except))
     }
 
-    /// Deletes the blobs no entry names (those kept while an entry could
-    /// not be read), unless one still cannot; how many went. With the lock held.
-    fn collect_orphans(&self) -> Result<usize, StoreError> {
-        let (all, any_unreadable) = self.scan()?;
-        if any_unreadable {
-            return Ok(0);
-        }
-        let named: std::collections::HashSet<&str> = all.iter().map(|e| e.digest.as_str()).collect();
-        let mut deleted = 0;
-        for file in read_dir_names(&self.blob_dir())? {
-            let Some(digest) = file.strip_suffix(".wasm") else { continue };
-            if crate::sha256::is_hex(digest) && !named.contains(digest) && self.delete_blob(digest)? {
-                deleted += 1;
-            }
-        }
-        Ok(deleted)
-    }
-
     /// The newest installed version of `spec.name` that `spec.req` accepts
     /// (prereleases only when the requirement names one, as Cargo does).
     pub fn lookup(&self, spec: &PackageSpec) -> Result<Installed, StoreError> {
@@ -366,8 +347,8 @@ impl Store {
     }
 
     /// Removes one version; deletes its blob when no other version uses it.
-    /// An entry that cannot be read is removed too; its blob stays, as does
-    /// any blob an unreadable entry might name.
+    /// An entry that cannot be read is removed too; while one is there, no
+    /// blob is deleted (it might name any), nor when it goes.
     pub fn remove(&self, name: &str, version: &Version) -> Result<Removal, StoreError> {
         let _lock = self.lock()?;
         let index = self.index_path(name, version);
@@ -381,8 +362,9 @@ impl Store {
                 fs::remove_file(&index).map_err(io_err("removing", &index))?;
                 sync_dir(&dir);
                 let _ = fs::remove_dir(&dir);
-                let collected = self.collect_orphans()?;
-                return Ok(Removal { removed: None, blob_deleted: collected > 0 });
+                // Its blob is unknown, and blobs no entry names may be
+                // pulled components kept for pinned SDKs (`put_blob`): all stay.
+                return Ok(Removal { removed: None, blob_deleted: false });
             }
             got => got?,
         };
