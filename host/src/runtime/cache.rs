@@ -112,7 +112,8 @@ impl ArtifactCache {
             crate::atomic::sweep(&dir, Duration::from_secs(3600));
         }
         let artifact = engine.precompile_component(wasm).map_err(|e| RuntimeError::NotAComponent(format!("{e:#}")))?;
-        if let Err(e) = write_atomic(&path, &artifact) {
+        // Synced before the rename: a torn artifact would be mapped as code.
+        if let Err(e) = crate::atomic::write(&path, &artifact) {
             tracing::warn!("could not cache {}: {e}", path.display());
         }
         // SAFETY: produced just now by this engine.
@@ -170,7 +171,7 @@ impl ArtifactCache {
             autonaming: known.autonaming,
         };
         let json = serde_json::to_vec(&known).map_err(std::io::Error::from);
-        if let Err(e) = json.and_then(|json| write_atomic(&record, &json)) {
+        if let Err(e) = json.and_then(|json| crate::atomic::write(&record, &json)) {
             tracing::debug!("could not record {}: {e}", record.display());
         }
     }
@@ -180,13 +181,6 @@ impl ArtifactCache {
         let abs = std::path::absolute(path).ok()?;
         Some(self.dir.join("files").join(format!("{}.json", digest(abs.as_os_str().as_encoded_bytes()))))
     }
-}
-
-/// Writes `dest` whole, for artifacts and records alike (see
-/// [`crate::atomic`]): synced before the rename, since a torn artifact
-/// would be mapped as code.
-fn write_atomic(dest: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    crate::atomic::write(dest, bytes)
 }
 
 /// Lower-case hex SHA-256.
@@ -304,6 +298,11 @@ mod tests {
         }
     }
 
+    /// `seen` as if recorded well after the file's last change.
+    fn settled(seen: SeenFile) -> SeenFile {
+        SeenFile { checked_at_ns: seen.identity.ctime_ns + 2 * SETTLED_COARSE.as_nanos() as i64, ..seen }
+    }
+
     #[test]
     fn a_file_record_is_trusted_only_while_the_file_is_unchanged_and_settled() {
         let dir = tempfile::tempdir().unwrap();
@@ -319,7 +318,7 @@ mod tests {
         assert!(cache.known_file(&file).is_none(), "a file changed just before its record is not trusted");
 
         // As if recorded well after the file's last change.
-        let settled = SeenFile { checked_at_ns: seen.identity.ctime_ns + 2 * SETTLED_COARSE.as_nanos() as i64, ..seen };
+        let settled = settled(seen);
         cache.remember_file(&file, &settled, facts("../../elsewhere"));
         assert!(cache.known_file(&file).is_none(), "a digest that is not hex names no artifact");
         cache.remember_file(&file, &settled, facts(&d1));
@@ -342,7 +341,7 @@ mod tests {
         let file = dir.path().join("c.wasm");
         std::fs::write(&file, b"bytes").unwrap();
         let seen = SeenFile::stat(&file).unwrap();
-        let settled = SeenFile { checked_at_ns: seen.identity.ctime_ns + 2 * SETTLED_COARSE.as_nanos() as i64, ..seen };
+        let settled = settled(seen);
         cache.remember_file(&file, &settled, facts(&"d1".repeat(32)));
         assert!(cache.known_file(&file).is_some());
         let record = cache.record_path(&file).unwrap();

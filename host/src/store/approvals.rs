@@ -11,7 +11,7 @@ use std::fs;
 use std::io;
 use std::path::PathBuf;
 
-use super::{Store, StoreError, check_digest, io_err, read_dir_names, write_atomic};
+use super::{Store, StoreError, check_digest, io_err, read_dir_names};
 use crate::trust;
 
 /// A record larger than this is not one of ours.
@@ -32,7 +32,7 @@ impl Store {
     /// Writes the record `id`, approved or pending.
     pub fn write_approval(&self, id: &str, record: &[u8], approved: bool) -> Result<PathBuf, StoreError> {
         let path = self.approval_path(id, approved)?;
-        write_atomic(&self.approvals_dir(approved), &path, record).map_err(io_err("writing", &path))?;
+        crate::atomic::write(&path, record).map_err(io_err("writing", &path))?;
         Ok(path)
     }
 

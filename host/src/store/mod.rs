@@ -180,7 +180,7 @@ impl Store {
         }
         let blob = self.blob_path(&digest);
         if self.read_checked(&blob, &digest, wasm.len() as u64).is_err() {
-            write_atomic(&blob_dir, &blob, wasm).map_err(io_err("writing", &blob))?;
+            crate::atomic::write(&blob, wasm).map_err(io_err("writing", &blob))?;
         }
         let index = self.index_path(name, version);
         let previous = match self.read_entry(&index, name) {
@@ -207,7 +207,7 @@ impl Store {
         };
         let mut json = serde_json::to_vec_pretty(&entry).expect("an index entry serializes");
         json.push(b'\n');
-        write_atomic(&package_dir, &index, &json).map_err(io_err("writing", &index))?;
+        crate::atomic::write(&index, &json).map_err(io_err("writing", &index))?;
         if let Some(prev) = &previous
             && prev.digest != installed.digest
             && let Err(e) = self.collect_blob(&prev.digest)
@@ -224,15 +224,7 @@ impl Store {
                 validate_name(n)?;
                 vec![n.to_owned()]
             }
-            None => {
-                let packages = self.root.join("packages");
-                let mut names: Vec<String> = read_dir_names(&packages)?
-                    .into_iter()
-                    .filter(|n| validate_name(n).is_ok() && packages.join(n).is_dir())
-                    .collect();
-                names.sort();
-                names
-            }
+            None => self.package_names()?,
         };
         let mut all = Vec::new();
         for name in names {
@@ -270,14 +262,21 @@ impl Store {
         Ok((versions, unreadable))
     }
 
+    /// The installed packages' names, sorted.
+    fn package_names(&self) -> Result<Vec<String>, StoreError> {
+        let packages = self.root.join("packages");
+        let mut names: Vec<String> = read_dir_names(&packages)?
+            .into_iter()
+            .filter(|n| validate_name(n).is_ok() && packages.join(n).is_dir())
+            .collect();
+        names.sort();
+        Ok(names)
+    }
+
     /// Every readable entry, and whether any entry cannot be read.
     fn scan(&self) -> Result<(Vec<Installed>, bool), StoreError> {
-        let packages = self.root.join("packages");
         let (mut all, mut any_unreadable) = (Vec::new(), false);
-        for name in read_dir_names(&packages)? {
-            if validate_name(&name).is_err() || !packages.join(&name).is_dir() {
-                continue;
-            }
+        for name in self.package_names()? {
             let (versions, unreadable) = self.readable_versions(&name)?;
             all.extend(versions);
             any_unreadable |= !unreadable.is_empty();
@@ -341,7 +340,7 @@ impl Store {
         let (dir, blob) = (self.blob_dir(), self.blob_path(&digest));
         remove_leftovers(&dir);
         if self.read_checked(&blob, &digest, bytes.len() as u64).is_err() {
-            write_atomic(&dir, &blob, bytes).map_err(io_err("writing", &blob))?;
+            crate::atomic::write(&blob, bytes).map_err(io_err("writing", &blob))?;
         }
         Ok(digest)
     }
@@ -499,12 +498,6 @@ fn read_dir_names(dir: &Path) -> Result<Vec<String>, StoreError> {
         }
     }
     Ok(names)
-}
-
-/// Writes `bytes` to `dest` in `dir` whole (see [`crate::atomic`]).
-fn write_atomic(dir: &Path, dest: &Path, bytes: &[u8]) -> io::Result<()> {
-    debug_assert_eq!(dest.parent(), Some(dir));
-    crate::atomic::write(dest, bytes)
 }
 
 /// Deletes the `.tmp-*` files a crashed write left in `dir`. Only with the lock held.
