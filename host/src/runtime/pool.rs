@@ -37,30 +37,6 @@ const MAX_COPY_OUT: usize = 128 << 20;
 /// A pool's idle instances (shared with the runtime, see `Runtime::drop_idle_instances`).
 pub(super) type IdleInstances = Mutex<Vec<Instance>>;
 
-/// Why an instance could not be made.
-enum InstantiateError {
-    /// Every instance slot of the engine is taken.
-    NoSlot(String),
-    Other(RuntimeError),
-}
-
-impl From<RuntimeError> for InstantiateError {
-    fn from(e: RuntimeError) -> Self {
-        InstantiateError::Other(e)
-    }
-}
-
-impl From<InstantiateError> for RuntimeError {
-    fn from(e: InstantiateError) -> Self {
-        match e {
-            InstantiateError::NoSlot(why) => RuntimeError::NoInstance(format!(
-                "{why}: every instance this host may keep is in use (raise --max-instances or --max-waiting)"
-            )),
-            InstantiateError::Other(e) => e,
-        }
-    }
-}
-
 pub(super) struct Instance {
     store: Store<HostState>,
     guest: Provider,
@@ -258,14 +234,14 @@ impl Pool {
         match self.try_instantiate(sandbox, run).await {
             // Every slot of the engine is taken: idle instances, this pool's
             // or another's, give way, once.
-            Err(InstantiateError::NoSlot(_)) if self.runtime.drop_idle_instances() => {
-                self.try_instantiate(sandbox, run).await.map_err(RuntimeError::from)
+            Err(RuntimeError::NoInstance(_)) if self.runtime.drop_idle_instances() => {
+                self.try_instantiate(sandbox, run).await
             }
-            made => made.map_err(RuntimeError::from),
+            made => made,
         }
     }
 
-    async fn try_instantiate(&self, sandbox: &Sandbox, run: u64) -> Result<Instance, InstantiateError> {
+    async fn try_instantiate(&self, sandbox: &Sandbox, run: u64) -> Result<Instance, RuntimeError> {
         let state = HostState::new(sandbox, self.logs.clone(), self.cancel.flag.clone(), self.footprint.clone());
         let mut store = Store::new(self.runtime.running_engine(), state);
         store.limiter(|s| s);
@@ -278,12 +254,14 @@ impl Pool {
             Ok(guest) => Ok(Instance { store, guest, applied: 0, run }),
             // A component whose memories start out larger than the limit.
             Err(_) if let Some(cap) = store.data().limits.refused => {
-                Err(RuntimeError::OutOfMemory { cap, partial: None }.into())
+                Err(RuntimeError::OutOfMemory { cap, partial: None })
             }
             Err(e) if e.downcast_ref::<wasmtime::PoolConcurrencyLimitError>().is_some() => {
-                Err(InstantiateError::NoSlot(format!("{e:#}")))
+                Err(RuntimeError::NoInstance(format!(
+                    "{e:#}: every instance this host may keep is in use (raise --max-instances or --max-waiting)"
+                )))
             }
-            Err(e) => Err(RuntimeError::Trap { message: format!("instantiation failed: {e:#}"), partial: None }.into()),
+            Err(e) => Err(RuntimeError::Trap { message: format!("instantiation failed: {e:#}"), partial: None }),
         }
     }
 
