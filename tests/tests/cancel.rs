@@ -164,6 +164,16 @@ async fn a_resource_operation_waits_as_long_as_the_engine_does() {
     assert!(err.unwrap_err().message().contains("deadline"));
 }
 
+/// A Create of an echo Thing with `properties` and no timeout, under way.
+fn spawn_create(
+    p: &Plugin,
+    name: &'static str,
+    properties: Json,
+) -> tokio::task::JoinHandle<Result<tonic::Response<CreateResponse>, tonic::Status>> {
+    let mut client = p.client.clone();
+    tokio::spawn(async move { client.create(create_with(name, properties, 0.0)).await })
+}
+
 fn echo() -> InvokeRequest {
     InvokeRequest { tok: "echo:index:echo".into(), args: None, preview: false }
 }
@@ -173,10 +183,8 @@ fn echo() -> InvokeRequest {
 #[tokio::test]
 async fn a_waiting_resource_operation_lets_other_calls_run() {
     let (_engine, p) = started_with("echo-provider", &Launch::new().env("PULUMI_WASM_MAX_INSTANCES", "1")).await;
-    let mut client = p.client.clone();
     let began = std::time::Instant::now();
-    let waiting =
-        tokio::spawn(async move { client.create(create_with("slow", json!({ "sleepMs": 4000 }), 0.0)).await });
+    let waiting = spawn_create(&p, "slow", json!({ "sleepMs": 4000 }));
     tokio::time::sleep(Duration::from_millis(300)).await;
     let echoed = p.client.clone().invoke(echo()).await;
     assert!(echoed.is_ok(), "{echoed:?}");
@@ -193,14 +201,10 @@ async fn a_waiting_resource_operation_lets_other_calls_run() {
 async fn waiting_operations_keep_at_most_max_waiting_instances() {
     let launch = Launch::new().env("PULUMI_WASM_MAX_INSTANCES", "1").env("PULUMI_WASM_MAX_WAITING", "1");
     let (_engine, p) = started_with("echo-provider", &launch).await;
-    let spawn_create = |name: &'static str| {
-        let mut client = p.client.clone();
-        tokio::spawn(async move { client.create(create_with(name, json!({ "sleepMs": 2500 }), 0.0)).await })
-    };
     let began = std::time::Instant::now();
-    let first = spawn_create("first");
+    let first = spawn_create(&p, "first", json!({ "sleepMs": 2500 }));
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let second = spawn_create("second");
+    let second = spawn_create(&p, "second", json!({ "sleepMs": 2500 }));
     tokio::time::sleep(Duration::from_millis(300)).await;
     let echoed = p.client.clone().invoke(echo()).await;
     assert!(echoed.is_ok(), "{echoed:?}");
@@ -217,13 +221,9 @@ async fn waiting_operations_keep_at_most_max_waiting_instances() {
 #[tokio::test]
 async fn a_running_and_a_waiting_operation_share_one_turn() {
     let (_engine, p) = started_with("echo-provider", &Launch::new().env("PULUMI_WASM_MAX_INSTANCES", "1")).await;
-    let spawn_create = |name: &'static str, properties: Json| {
-        let mut client = p.client.clone();
-        tokio::spawn(async move { client.create(create_with(name, properties, 0.0)).await })
-    };
     let began = std::time::Instant::now();
-    let spinning = spawn_create("spins", json!({ "spinMs": 300 }));
-    let sleeping = spawn_create("sleeps", json!({ "sleepMs": 3000 }));
+    let spinning = spawn_create(&p, "spins", json!({ "spinMs": 300 }));
+    let sleeping = spawn_create(&p, "sleeps", json!({ "sleepMs": 3000 }));
     tokio::time::sleep(Duration::from_millis(500)).await;
     let echoed = p.client.clone().invoke(echo()).await;
     assert!(echoed.is_ok(), "{echoed:?}");
