@@ -174,7 +174,7 @@ impl<P: Provider> NativeBackend<P> {
         let mut inst = slot.expect("the provider value exists once the call ran");
         // As in the wasm pool, a value that ran a setup call out of order goes.
         let kept = match setup {
-            Some(call) if result.is_ok() => self.setup.record(call, inst.applied, inst.run)?,
+            Some(call) if result.is_ok() => self.setup.record(call, inst.applied, inst.run, || ())?,
             _ => Some(inst.applied),
         };
         if let Some(applied) = kept {
@@ -304,7 +304,7 @@ impl<P: Provider> Backend for NativeBackend<P> {
     /// its next call (see `with`; one told to cancel has no way back), set
     /// up by the new run's calls only.
     fn resume(&self) {
-        self.setup.clear();
+        self.setup.clear(|| ());
         self.cancelled.store(false, Ordering::Relaxed);
     }
 

@@ -368,9 +368,8 @@ impl Pool {
         // Under the idle lock, so that no instance of the last run is
         // released into the new run's idle ones (`release` checks there).
         let mut idle = self.idle.lock().expect("pool lock");
-        self.setup.clear();
-        // Made by the last run's Parameterize calls; the new run makes its own.
-        *self.packages.write().expect("packages lock") = Arc::default();
+        // With the packages the last run's Parameterize calls made; the new run makes its own.
+        self.setup.clear(|| *self.packages.write().expect("packages lock") = Arc::default());
         let last = std::mem::take(&mut *idle);
         drop(idle);
         drop(last);
@@ -569,11 +568,12 @@ impl<'a> Lease<'a> {
     pub fn record(mut self, call: SetupCall) -> Result<(), RuntimeError> {
         let mut inst = self.inst.take().expect("lease holds an instance until finished");
         let package = self.pool.package_of(&call);
-        let kept = self.pool.setup.record(call, inst.applied, inst.run)?;
-        // Not one of an earlier engine run's (see `Pool::resume`).
-        if let Some(package) = package.filter(|_| inst.run == self.pool.setup.run()) {
-            self.pool.add_package(package);
-        }
+        // Not one of an earlier engine run's (see `Pool::resume`): added only with the call.
+        let kept = self.pool.setup.record(call, inst.applied, inst.run, || {
+            if let Some(package) = package {
+                self.pool.add_package(package);
+            }
+        })?;
         if let Some(applied) = kept {
             inst.applied = applied;
             self.pool.release(inst);

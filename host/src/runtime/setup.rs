@@ -53,12 +53,14 @@ impl SetupLog {
     }
 
     /// Forgets every kept call and starts another run (attach mode: the
-    /// next engine run sets the provider up afresh).
-    pub fn clear(&self) {
+    /// next engine run sets the provider up afresh). `also` forgets, under
+    /// the same lock, what the kept calls made (see [`SetupLog::record`]).
+    pub fn clear(&self, also: impl FnOnce()) {
         let mut kept = self.calls.lock().expect("setup lock");
         *kept = Arc::default();
         self.len.store(0, Ordering::Release);
         self.run.fetch_add(1, Ordering::AcqRel);
+        also();
     }
 
     /// Refuses a setup call once [`MAX_SETUP_CALLS`] are kept, before the
@@ -76,7 +78,15 @@ impl SetupLog {
     /// `None` when a call was kept meanwhile: it then ran this one out of
     /// order and must go, and fresh instances replay both in order. Past the
     /// bound nothing is kept; nor is a call of an earlier run (its instance goes).
-    pub fn record(&self, call: SetupCall, applied: usize, run: u64) -> Result<Option<usize>, RuntimeError> {
+    /// `made` runs, under the lock, only when the call is kept: what the call
+    /// made (a package) then belongs to the run [`SetupLog::clear`] ends.
+    pub fn record(
+        &self,
+        call: SetupCall,
+        applied: usize,
+        run: u64,
+        made: impl FnOnce(),
+    ) -> Result<Option<usize>, RuntimeError> {
         let mut kept = self.calls.lock().expect("setup lock");
         if run != self.run.load(Ordering::Acquire) {
             return Ok(None);
@@ -84,6 +94,7 @@ impl SetupLog {
         if kept.len() >= MAX_SETUP_CALLS {
             return Err(RuntimeError::SetUpTooOften { limit: MAX_SETUP_CALLS });
         }
+        made();
         let current = applied == kept.len();
         let mut calls = (**kept).clone();
         calls.push(call);
@@ -115,12 +126,15 @@ mod tests {
     fn a_setup_call_of_an_earlier_run_is_not_kept() {
         let log = SetupLog::default();
         let first = log.run();
-        assert_eq!(log.record(configure(), 0, first).unwrap(), Some(1));
-        log.clear();
-        assert_eq!((log.len(), log.snapshot().len()), (0, 0));
+        let made = std::cell::Cell::new(0);
+        let make = || made.set(made.get() + 1);
+        assert_eq!(log.record(configure(), 0, first, make).unwrap(), Some(1));
+        log.clear(|| made.set(0));
+        assert_eq!((log.len(), log.snapshot().len(), made.get()), (0, 0, 0));
         assert_ne!(log.run(), first);
-        assert_eq!(log.record(configure(), 0, first).unwrap(), None, "from the last run");
-        assert_eq!(log.len(), 0);
-        assert_eq!(log.record(configure(), 0, log.run()).unwrap(), Some(1));
+        assert_eq!(log.record(configure(), 0, first, make).unwrap(), None, "from the last run");
+        assert_eq!((log.len(), made.get()), (0, 0), "nothing it made is kept either");
+        assert_eq!(log.record(configure(), 0, log.run(), make).unwrap(), Some(1));
+        assert_eq!(made.get(), 1);
     }
 }
