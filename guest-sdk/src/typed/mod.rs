@@ -57,13 +57,40 @@
 //! Descriptions come from doc comments. Attributes, `#[pulumi(...)]`:
 //!
 //! - on fields: `name = "x"` (default: the field in camelCase), `secret`,
-//!   `replace_on_changes`, `default = <expr>` (a value `Value::from` takes;
-//!   shown in the schema when primitive) or `default` (`Default::default()`),
-//!   `min = <expr>`, `max = <expr>` (inclusive numeric range), `flatten`
-//!   (include another object's properties, e.g. the inputs in the state);
+//!   `replace_on_changes`, `default = <expr>` (an expression of the field's
+//!   type, checked when compiling: `2.0` for an `f64`, `"x"` for a `String`,
+//!   the inner type's for an `Option`; see [`Defaulted`]; shown in the
+//!   schema when a boolean, number or string) or `default`
+//!   (`Default::default()`), `min = <expr>`, `max = <expr>` (inclusive
+//!   range, number fields only), `flatten` (include another object's
+//!   properties, e.g. the inputs in the state), `autoname` (the one string
+//!   input that names a resource, filled before Check when the program
+//!   gives none; see [`autoname`]);
 //! - on the type: `token = "pkg:module:Name"` (default
-//!   `<package>:index:<TypeName>`), `replace_on_changes` (every field);
+//!   `<package>:index:<TypeName>`), `replace_on_changes` (every field; on
+//!   the provider configuration, a change to such a setting replaces the
+//!   provider and every resource it manages);
 //! - on enum variants: `name = "value"` (default: the variant's name).
+//!
+//! A default is of the field's type, so a whole number for a float field
+//! does not compile:
+//!
+//! ```compile_fail,E0308
+//! # use pulumi_wasm_sdk::typed::*;
+//! #[derive(PulumiType)]
+//! pub struct Scale {
+//!     #[pulumi(default = 2)]
+//!     pub factor: f64,
+//! }
+//! ```
+//! ```
+//! # use pulumi_wasm_sdk::typed::*;
+//! #[derive(PulumiType)]
+//! pub struct Scale {
+//!     #[pulumi(default = 2.0)]
+//!     pub factor: f64,
+//! }
+//! ```
 //!
 //! Failures name the property path (`length`, `keepers.k`, `items[0].name`)
 //! and are all collected. Unknowns: Check lets unknown values pass and runs

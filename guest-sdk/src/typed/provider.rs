@@ -12,6 +12,7 @@ use super::decode::{decode_state, describe};
 use super::resource::{Context, Function, Resource};
 use super::schema::{self, Json, Types};
 use super::types::{Object, Property, normalize};
+use crate::diff::Differ;
 use crate::provider::*;
 use crate::value::{PropertyMap, Value};
 use crate::wire::read::Words;
@@ -23,6 +24,7 @@ type AnyConfig = Option<Box<dyn Any>>;
 struct ConfigType {
     properties: fn() -> &'static [Property],
     check: fn(&str, PropertyMap) -> CheckResponse,
+    diff: fn(&DiffRequest) -> DiffResponse,
     decode: fn(&PropertyMap) -> Result<AnyConfig>,
 }
 
@@ -66,7 +68,12 @@ impl Builder {
     /// Configure, then available to every call as `ctx.config::<C>()`.
     pub fn config<C: Object + 'static>(mut self) -> Self {
         no_autoname::<C>("the provider configuration");
-        self.config = Some(ConfigType { properties: C::properties, check: check_config::<C>, decode: configure::<C> });
+        self.config = Some(ConfigType {
+            properties: C::properties,
+            check: check_config::<C>,
+            diff: diff_config::<C>,
+            decode: configure::<C>,
+        });
         self
     }
 
@@ -173,6 +180,14 @@ fn check_config<C: Object>(urn: &str, mut news: PropertyMap) -> CheckResponse {
     CheckResponse { inputs: news, failures }
 }
 
+/// A change to a `replace_on_changes` setting (a region: what the old
+/// configuration made is out of the new one's reach) replaces the provider,
+/// and with it every resource it manages; other changes update it.
+fn diff_config<C: Object>(req: &DiffRequest) -> DiffResponse {
+    let olds = if req.old_inputs.is_empty() { &req.olds } else { &req.old_inputs };
+    Differ::new().replace_on_changes(&C::resource_replace_paths()).ignore(&req.ignore_changes).diff(olds, &req.news)
+}
+
 fn configure<C: Object + 'static>(args: &PropertyMap) -> Result<AnyConfig> {
     let mut args = args.clone();
     // Kept for every later call, so no text may stay behind a handle of this one.
@@ -259,6 +274,13 @@ impl<P: Package> Provider for Typed<P> {
         Ok(match &self.builder.config {
             Some(c) => (c.check)(&req.urn, req.news),
             None => CheckResponse { inputs: req.news, failures: vec![] },
+        })
+    }
+
+    fn diff_config(&mut self, req: DiffRequest) -> Result<DiffResponse> {
+        Ok(match &self.builder.config {
+            Some(c) => (c.diff)(&req),
+            None => Differ::new().diff(&req.old_inputs, &req.news),
         })
     }
 

@@ -14,7 +14,8 @@ use crate::{
 /// Provider configuration.
 #[derive(PulumiType)]
 pub struct Config {
-    /// The region to work in.
+    /// The region to work in: what one made, another cannot reach.
+    #[pulumi(replace_on_changes)]
     pub region: String,
     #[pulumi(default = 3)]
     pub retries: u32,
@@ -757,6 +758,33 @@ fn invoke_checks_arguments_and_propagates_secrets() {
     let got: Vec<(&str, &str)> = bad.failures.iter().map(|f| (f.property.as_str(), f.reason.as_str())).collect();
     assert_eq!(got, [("c", "is not a known property"), ("a", "must be a whole number"), ("b", "must be known")]);
     assert!(bad.outputs.is_empty());
+}
+
+/// DiffConfig as the guide asks: only a change to a `replace_on_changes`
+/// setting replaces the provider (and every resource it manages).
+#[test]
+fn only_a_replace_on_changes_setting_replaces_the_provider() {
+    let mut p = Typed::<Pkg>::default();
+    let diff = |p: &mut Typed<Pkg>, news: PropertyMap| {
+        let old_inputs = props! { "region" => "eu", "retries" => 3, "version" => "1.0.0" };
+        p.diff_config(DiffRequest {
+            id: String::new(),
+            urn: "urn:pulumi:dev::proj::pulumi:providers:test::default".into(),
+            name: "default".into(),
+            resource_type: "pulumi:providers:test".into(),
+            olds: old_inputs.clone(),
+            news,
+            old_inputs,
+            ignore_changes: vec![],
+        })
+        .unwrap()
+    };
+    let d = diff(&mut p, props! { "region" => "us", "retries" => 3, "version" => "1.0.0" });
+    assert_eq!((d.changes, d.replaces), (DiffChanges::Some, vec!["region".to_owned()]));
+    let d = diff(&mut p, props! { "region" => "eu", "retries" => 5, "version" => "1.1.0" });
+    assert_eq!((d.changes, d.diffs, d.replaces), (DiffChanges::Some, vec!["retries".into(), "version".into()], vec![]));
+    let d = diff(&mut p, props! { "region" => "eu", "retries" => 3, "version" => "1.0.0" });
+    assert_eq!(d.changes, DiffChanges::None);
 }
 
 #[test]
