@@ -69,6 +69,10 @@ pub struct State {
     pub inputs: PropertyMap,
     /// What the provider returned: the resource's state.
     pub outputs: PropertyMap,
+    /// Why its last create or update could not finish it (`init_failed`):
+    /// the next update calls Update even when nothing changed, as the
+    /// engine does to let the provider carry on.
+    pub init_errors: Vec<String>,
 }
 
 /// What an update of a resource did, decided from the provider's Diff.
@@ -92,6 +96,10 @@ pub enum Failure {
     Provider(Error),
     /// The provider answered in a way the engine would reject.
     Engine(String),
+    /// Create or Update made the resource but could not finish it
+    /// (`init_failed`): the engine records this state, with the reasons as
+    /// its `init_errors`, and fails the step.
+    InitFailed(Box<State>),
 }
 
 impl fmt::Display for Failure {
@@ -103,6 +111,7 @@ impl fmt::Display for Failure {
             }
             Failure::Provider(e) => write!(f, "provider error: {e}"),
             Failure::Engine(why) => write!(f, "the engine would reject this: {why}"),
+            Failure::InitFailed(state) => write!(f, "created but not initialised: {}", state.init_errors.join("; ")),
         }
     }
 }
@@ -210,15 +219,24 @@ impl<P: Provider> Engine<P> {
     }
 
     fn apply_create(&mut self, token: &str, name: &str, inputs: PropertyMap) -> Outcome<State> {
-        let created = self.create_call(self.create_request(token, name, inputs.clone(), false))?;
+        let urn = self.urn(token, name);
+        let outputs = PropertyMap::new();
+        let new = State {
+            urn,
+            token: token.into(),
+            name: name.into(),
+            id: String::new(),
+            inputs,
+            outputs,
+            init_errors: vec![],
+        };
+        let created = self.create_call(self.create_request(token, name, new.inputs.clone(), false));
+        let created = created.map_err(|e| unfinished(e, &new))?;
         if created.id.is_empty() {
             return Err(Failure::Engine(format!("Create of {token} '{name}' returned no ID")));
         }
         applied("Create", &created.properties)?;
-        let urn = self.urn(token, name);
-        let state =
-            State { urn, token: token.into(), name: name.into(), id: created.id, inputs, outputs: created.properties };
-        Ok(recorded(state))
+        Ok(recorded(State { id: created.id, outputs: created.properties, ..new }))
     }
 
     fn create_request(&self, token: &str, name: &str, properties: PropertyMap, preview: bool) -> CreateRequest {
@@ -250,7 +268,9 @@ impl<P: Provider> Engine<P> {
             DiffChanges::Unknown => news != state.inputs,
         };
         if !changed {
-            return Ok((Step::Same, news));
+            // A resource its last step left unfinished gets an Update all the same.
+            let step = if state.init_errors.is_empty() { Step::Same } else { Step::Update };
+            return Ok((step, news));
         }
         // As the engine decides: a replace key, or a detailed diff entry of a
         // replacing kind (whose paths are the keys when there are no others).
@@ -292,9 +312,10 @@ impl<P: Provider> Engine<P> {
             // Nothing is called, but the new inputs are recorded.
             Step::Same => recorded(State { inputs: news, ..state.clone() }),
             Step::Update => {
-                let updated = self.update_call(self.update_request(state, news.clone(), false))?;
+                let updated = self.update_call(self.update_request(state, news.clone(), false));
+                let updated = updated.map_err(|e| unfinished(e, &State { inputs: news.clone(), ..state.clone() }))?;
                 applied("Update", &updated.properties)?;
-                recorded(State { inputs: news, outputs: updated.properties, ..state.clone() })
+                recorded(State { inputs: news, outputs: updated.properties, init_errors: vec![], ..state.clone() })
             }
             Step::Replace { delete_before_replace: true, .. } => {
                 self.delete(state.clone())?;
@@ -339,7 +360,8 @@ impl<P: Provider> Engine<P> {
     pub fn import(&mut self, token: &str, name: &str, id: &str) -> Outcome<State> {
         let urn = self.urn(token, name);
         let (inputs, outputs) = (PropertyMap::new(), PropertyMap::new());
-        let known = State { urn, token: token.into(), name: name.into(), id: id.into(), inputs, outputs };
+        let known =
+            State { urn, token: token.into(), name: name.into(), id: id.into(), inputs, outputs, init_errors: vec![] };
         let Some(read) = self.read(&known)? else {
             return Err(Failure::Provider(Error::NotFound(format!("{token} '{id}' does not exist"))));
         };
@@ -433,6 +455,22 @@ impl<P: Provider> Engine<P> {
 impl<P: Provider> Default for Engine<P> {
     fn default() -> Self {
         Engine::new(P::default())
+    }
+}
+
+/// A create's or update's `init_failed` as the engine records it: the
+/// state the provider gave (and its inputs, when it gave them) on top of
+/// `base`, the resource as the step would have left it.
+fn unfinished(failure: Failure, base: &State) -> Failure {
+    match failure {
+        Failure::Provider(Error::InitFailed { id, properties, inputs, reasons }) => {
+            let inputs = inputs.unwrap_or_else(|| base.inputs.clone());
+            // An update's resource keeps its ID, as in the engine.
+            let id = if base.id.is_empty() { id } else { base.id.clone() };
+            let state = State { id, inputs, outputs: properties, init_errors: reasons, ..base.clone() };
+            Failure::InitFailed(Box::new(recorded(state)))
+        }
+        other => other,
     }
 }
 

@@ -63,6 +63,10 @@ impl Provider for Recorder {
         };
         let mut properties = req.properties;
         properties.insert("id".into(), Value::from(id.as_str()));
+        if properties.contains_key("half") && !req.preview {
+            let reasons = vec!["not ready yet".to_owned()];
+            return Err(Error::InitFailed { id, properties, inputs: None, reasons });
+        }
         Ok(CreateResponse { id, properties, refresh_before_update: false })
     }
 
@@ -131,6 +135,27 @@ fn a_lifecycle_sends_what_the_engine_sends() {
 
     e.delete(thing).unwrap();
     assert_eq!(calls(&mut e), ["delete id-2"]);
+}
+
+/// A create left unfinished is recorded with its reasons, and the next
+/// update calls Update though nothing changed, as the engine does; once it
+/// succeeds, the resource is whole.
+#[test]
+fn an_unfinished_resource_is_updated_with_unchanged_inputs() {
+    let mut e = Engine::<Recorder>::default();
+    let inputs = props! { "size" => 1, "half" => true };
+    let Err(Failure::InitFailed(half)) = e.create(T, "a", inputs.clone()) else { panic!("left unfinished") };
+    assert_eq!((half.id.as_str(), half.init_errors.as_slice()), ("id-2", ["not ready yet".to_owned()].as_slice()));
+    assert_eq!((&half.inputs, &half.outputs["id"]), (&inputs, &Value::from("id-2")));
+    calls(&mut e);
+    let (step, _) = e.preview_update(&half, inputs.clone()).unwrap();
+    assert_eq!(step, Step::Update);
+    assert_eq!(calls(&mut e)[2], "update id-2 preview=true");
+    let (step, whole) = e.update(&half, inputs.clone()).unwrap();
+    assert_eq!((step, whole.init_errors.len()), (Step::Update, 0));
+    assert_eq!(calls(&mut e)[2], "update id-2 preview=false");
+    let (step, _) = e.update(&whole, inputs).unwrap();
+    assert_eq!(step, Step::Same);
 }
 
 /// As the engine does: an output whose same-named input is secret is

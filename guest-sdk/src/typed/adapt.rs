@@ -153,23 +153,59 @@ fn update<R: Resource, S: Source + ?Sized>(
     r: &R,
     ctx: &Context,
     req: &UpdateRequest,
-    olds: &S,
+    olds_raw: &S,
     news: &S,
 ) -> Result<Updated> {
-    let (olds, old_decoded) = state::<R::State>(olds)?;
+    let (olds, old_decoded) = state::<R::State>(olds_raw)?;
     let properties = if req.preview {
         let (raw, decoded) = inputs::<R::Inputs>(news.to_map())?;
         Outputs::Map(preview(r, ctx, Some(&olds), raw, decoded)?)
     } else {
-        let (news, decoded) = typed_inputs::<R::Inputs>(news)?;
-        validated(r, &news)?;
-        let updated =
-            Resource::update(r, ctx, &req.id, olds, news).map_err(|e| sealed(sealed(e, &decoded), &old_decoded));
-        let mut out = encode_pairs(&updated?, &decoded);
+        let (typed, decoded) = typed_inputs::<R::Inputs>(news)?;
+        validated(r, &typed)?;
+        let updated = match Resource::update(r, ctx, &req.id, olds, typed) {
+            Err(Error::Unimplemented(_)) if unchanged::<R>(req, olds_raw.to_map(), news.to_map()) => {
+                return Err(unfinished::<R>(req));
+            }
+            updated => updated.map_err(|e| sealed(sealed(e, &decoded), &old_decoded))?,
+        };
+        let mut out = encode_pairs(&updated, &decoded);
         old_decoded.protect_fields(&mut out);
         Outputs::Fields(out)
     };
     Ok(Updated { properties, refresh_before_update: false })
+}
+
+/// Whether an Update's inputs are those the resource has: the engine then
+/// asks it to carry on after an `init_failed` (it sends an Update with
+/// nothing changed to a resource recorded with initialization errors).
+fn unchanged<R: Resource>(req: &UpdateRequest, olds: PropertyMap, news: PropertyMap) -> bool {
+    let diff = DiffRequest {
+        id: req.id.clone(),
+        urn: req.urn.clone(),
+        name: req.name.clone(),
+        resource_type: req.resource_type.clone(),
+        olds,
+        news,
+        old_inputs: req.old_inputs.clone(),
+        ignore_changes: req.ignore_changes.clone(),
+    };
+    super::resource::diff_inputs::<R>(&diff).changes == DiffChanges::None
+}
+
+/// The answer when the engine asks a resource without [`Resource::update`]
+/// to carry on after an `init_failed`: the default's advice (implement it,
+/// or mark the inputs `replace_on_changes`) cannot help the user, who can
+/// only replace it.
+fn unfinished<R: Resource>(req: &UpdateRequest) -> Error {
+    Error::FailedPrecondition(format!(
+        "{} '{}' was left unfinished by its last create or update (init_failed), and {} has no \
+         Resource::update to finish it with: replace it with `pulumi up --replace '{}'`",
+        R::TOKEN,
+        req.id,
+        R::TOKEN,
+        req.urn
+    ))
 }
 
 /// Read by ID alone: the state comes from the resource itself; the secrets

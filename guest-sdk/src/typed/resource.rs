@@ -152,8 +152,12 @@ pub trait Resource: 'static {
     }
 
     /// Updates in place: called when the diff reports changes and no
-    /// replacement. Default: an error, so a missing implementation is loud;
-    /// mark inputs `replace_on_changes` if they cannot be updated in place.
+    /// replacement, and with unchanged inputs to finish a resource whose
+    /// create or update returned [`init_failed`] (the engine retries it so
+    /// at each `pulumi up`). Default: an error, so a missing implementation
+    /// is loud; mark inputs `replace_on_changes` if they cannot be updated
+    /// in place (after an `init_failed`, the error tells the user to replace
+    /// the resource).
     fn update(&self, _ctx: &Context, _id: &str, _olds: Self::State, _news: Self::Inputs) -> Result<Self::State> {
         Err(Error::Unimplemented(format!(
             "{} cannot be updated in place: implement Resource::update or mark the inputs replace_on_changes",
@@ -172,8 +176,9 @@ pub trait Resource: 'static {
 
 /// The error for a resource that was created (it has `id`) but could not be
 /// finished: the engine records `state` as its state, so it is not leaked,
-/// and the next update or refresh can carry on. Whatever was secret in the
-/// inputs stays secret in it, as in a successful create's state.
+/// and at the next `pulumi up` calls [`Resource::update`] with that state
+/// and the same inputs to carry on (a refresh reads it as usual). Whatever
+/// was secret in the inputs stays secret in it, as in a successful create's state.
 pub fn init_failed<S: Object>(id: impl Into<String>, state: &S, reason: impl Into<String>) -> Error {
     Error::InitFailed { id: id.into(), properties: state.to_map(), inputs: None, reasons: vec![reason.into()] }
 }

@@ -14,7 +14,8 @@ use crate::{
 /// Provider configuration.
 #[derive(PulumiType)]
 pub struct Config {
-    /// The region to work in: what one made, another cannot reach.
+    /// The region to work in.
+    // What one region made, another cannot reach: a change replaces.
     #[pulumi(replace_on_changes)]
     pub region: String,
     #[pulumi(default = 3)]
@@ -511,6 +512,36 @@ fn a_create_that_fails_half_way_keeps_secret_inputs_secret_in_its_state() {
     };
     assert_eq!((id.as_str(), reasons), ("note", vec!["half done".to_owned()]));
     assert_eq!(properties, props! { "text" => Value::secret("half") });
+}
+
+/// The engine's Update with nothing changed, after an `init_failed`, to a
+/// resource without `Resource::update`: the answer tells the user what can
+/// help (a replacement), not the author's remedy the default gives.
+#[test]
+fn an_unfinished_resource_without_update_says_to_replace_it() {
+    let mut engine = crate::testing::Engine::new(Typed::<Pkg>::default());
+    let inputs = props! { "text" => Value::secret("half") };
+    let Err(crate::testing::Failure::InitFailed(half)) = engine.create(NOTE, "n", inputs.clone()) else {
+        panic!("left unfinished")
+    };
+    assert_eq!(half.outputs, inputs, "secret in the recorded state");
+    match engine.update(&half, inputs) {
+        Err(crate::testing::Failure::Provider(Error::FailedPrecondition(m))) => {
+            assert!(
+                m.contains("left unfinished")
+                    && m.contains("pulumi up --replace 'urn:pulumi:test::test::test:index:Note::n'"),
+                "{m}"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+    // A change still gets the author's remedy.
+    match engine.update(&half, props! { "text" => "whole" }) {
+        Err(crate::testing::Failure::Provider(Error::Unimplemented(m))) => {
+            assert!(m.contains("implement Resource::update"), "{m}")
+        }
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]
