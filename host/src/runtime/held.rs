@@ -16,14 +16,28 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
 use futures::future::Either;
 
 tokio::task_local! {
-    /// The RPC's held texts by handle: usually a few, but an answer may
-    /// name them millions of times, so each lookup is one probe.
-    static HELD: RefCell<HashMap<u32, Held>>;
+    static HELD: RefCell<Table>;
+}
+
+/// The RPC's held texts by handle: usually a few, but an answer may name
+/// them millions of times, so each lookup is one probe.
+#[derive(Default)]
+struct Table {
+    texts: HashMap<u32, Held>,
+    /// The bytes of every text held, moved out or not, counted in
+    /// [`HELD_BYTES`] until the RPC ends.
+    bytes: usize,
+}
+
+impl Drop for Table {
+    fn drop(&mut self) {
+        HELD_BYTES.fetch_sub(self.bytes, Ordering::Relaxed);
+    }
 }
 
 struct Held {
@@ -39,6 +53,18 @@ static NEXT: AtomicU32 = AtomicU32::new(0);
 
 /// The most texts one RPC keeps back; beyond, texts are copied as before.
 const MAX_HELD: usize = 1 << 16;
+
+/// The most bytes of text one RPC keeps back, and all RPCs together. The
+/// texts of a request are bounded by its size, but a `construct` or `call`
+/// may ask the monitor again and again for values with long texts, which
+/// would pile up here until the RPC ends, outside every memory limit.
+/// Beyond these, texts are copied into the component, whose memory they
+/// are charged to.
+const MAX_HELD_BYTES: usize = super::bindings::MAX_VALUE_BYTES;
+const MAX_HELD_BYTES_TOTAL: usize = 1 << 30;
+
+/// The bytes all open RPCs' tables hold.
+static HELD_BYTES: AtomicUsize = AtomicUsize::new(0);
 
 /// Runs `rpc` with a table of held texts when `enabled` (the component reads
 /// held texts); without one, values carry every text as before.
@@ -63,11 +89,16 @@ pub fn hold(text: String) -> Result<u32, String> {
     }
     HELD.with(|held| {
         let mut held = held.borrow_mut();
-        if held.len() >= MAX_HELD {
+        if held.texts.len() >= MAX_HELD || held.bytes + text.len() > MAX_HELD_BYTES {
             return Err(text);
         }
+        let within = |total: usize| (total + text.len() <= MAX_HELD_BYTES_TOTAL).then_some(total + text.len());
+        if HELD_BYTES.fetch_update(Ordering::Relaxed, Ordering::Relaxed, within).is_err() {
+            return Err(text);
+        }
+        held.bytes += text.len();
         let handle = NEXT.fetch_add(1, Ordering::Relaxed);
-        held.insert(handle, Held { text: Some(text), uses: 0 });
+        held.texts.insert(handle, Held { text: Some(text), uses: 0 });
         Ok(handle)
     })
 }
@@ -106,7 +137,7 @@ pub fn resolve(handle: u32, len: u32) -> Result<String, String> {
 }
 
 fn with<T>(handle: u32, f: impl FnOnce(&mut Held) -> T) -> Option<T> {
-    HELD.try_with(|held| held.borrow_mut().get_mut(&handle).map(f)).ok().flatten()
+    HELD.try_with(|held| held.borrow_mut().texts.get_mut(&handle).map(f)).ok().flatten()
 }
 
 #[cfg(test)]
@@ -149,5 +180,23 @@ mod tests {
             assert_eq!(text(handle), None, "another RPC's handle names nothing here");
         })
         .await;
+    }
+
+    /// A component asking the monitor for long texts again and again makes
+    /// the host keep at most the RPC's budget; the rest are copied into it.
+    /// Three RPCs in a row each get the whole budget: an RPC's bytes leave
+    /// the process-wide count when it ends (three budgets exceed it).
+    #[tokio::test]
+    async fn held_texts_are_bounded_in_bytes() {
+        let piece = 8 << 20;
+        const { assert!(3 * MAX_HELD_BYTES > MAX_HELD_BYTES_TOTAL) };
+        for _ in 0..3 {
+            scope(true, async {
+                let held = (0..200).take_while(|_| hold("x".repeat(piece)).is_ok()).count();
+                assert_eq!(held, MAX_HELD_BYTES / piece, "up to the RPC's budget");
+                assert!(hold("y".repeat(piece)).is_err(), "copied from then on");
+            })
+            .await;
+        }
     }
 }
