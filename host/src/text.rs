@@ -161,13 +161,48 @@ impl<W: std::io::Write> std::io::Write for Unmarked<W> {
 
 /// `text` with its hidden characters (`judged`) but those in `keep` escaped as
 /// Rust writes them (`\u{1b}`, `\r`, `\u{202e}`), so what was there stays
-/// readable, and the colour markup broken up. Borrowed when there is
+/// readable, and the colour markup broken up, cut at [`MAX_MESSAGE`] (a
+/// guest's text may be huge, and escapes grow it). Borrowed when there is
 /// nothing to change.
 pub fn escape<'a>(text: &'a str, keep: &[char]) -> Cow<'a, str> {
-    if !acted_on(text, keep) {
+    if text.len() <= MAX_MESSAGE && !acted_on(text, keep) {
         return text.into();
     }
-    escape_within(text.to_owned(), keep, usize::MAX).into()
+    escaped(text, keep, MAX_MESSAGE).into()
+}
+
+/// The first `max` bytes of `text` (fewer, to end at a character): for a
+/// stranger's text about to be formatted into a message, so that the
+/// message costs no more than what it keeps.
+pub fn clip(text: &str, max: usize) -> &str {
+    &text[..text.floor_char_boundary(max)]
+}
+
+/// `args` formatted to at most `max` bytes, the cut said: a guest's value
+/// `Debug`-formatted whole first would cost several times its size.
+pub fn bounded(args: std::fmt::Arguments<'_>, max: usize) -> String {
+    struct Capped {
+        out: String,
+        max: usize,
+        cut: bool,
+    }
+    impl std::fmt::Write for Capped {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            let kept = clip(s, self.max - self.out.len());
+            self.out.push_str(kept);
+            if kept.len() < s.len() {
+                self.cut = true;
+                return Err(std::fmt::Error);
+            }
+            Ok(())
+        }
+    }
+    let mut capped = Capped { out: String::new(), max, cut: false };
+    let _ = std::fmt::write(&mut capped, args);
+    if capped.cut {
+        capped.out.push_str(" [cut]");
+    }
+    capped.out
 }
 
 /// [`escape`] of an owned `text`, kept to `max` bytes: the rest is cut,
@@ -179,8 +214,13 @@ pub fn escape_within(text: String, keep: &[char], max: usize) -> String {
     if text.len() <= max && !acted_on(&text, keep) {
         return text;
     }
+    escaped(&text, keep, max)
+}
+
+/// [`escape_within`]'s work, on a borrowed text.
+fn escaped(text: &str, keep: &[char], max: usize) -> String {
     let mut out = String::with_capacity(text.len().min(max) + 32);
-    for (at, c, hide) in judged(&text) {
+    for (at, c, hide) in judged(text) {
         let before = out.len();
         if hide && !keep.contains(&c) {
             out.extend(c.escape_default());
@@ -238,6 +278,29 @@ mod tests {
         for c in ['a', ' ', 'é', '日', '\u{200d}', '\u{200c}', '\u{fe0f}', '👩', '한', '\u{1100}'] {
             assert!(!hidden(c), "{c:?}");
         }
+    }
+
+    /// A guest's huge text costs a message of at most [`MAX_MESSAGE`],
+    /// however its escapes would grow it, and is never copied whole.
+    #[test]
+    fn a_huge_text_makes_a_bounded_message() {
+        let huge = "\u{1}".repeat(32 << 20);
+        let shown = escape(&huge, &[]);
+        assert!(shown.len() <= MAX_MESSAGE + 40, "{}", shown.len());
+        assert!(
+            shown.starts_with("\\u{1}\\u{1}") && shown.ends_with("more bytes cut]"),
+            "{}",
+            &shown[shown.len() - 40..]
+        );
+        assert!(matches!(escape("plain", &[]), Cow::Borrowed("plain")));
+        let long_plain = "a".repeat(MAX_MESSAGE + 10);
+        assert!(escape(&long_plain, &[]).ends_with("[10 more bytes cut]"));
+        assert_eq!(clip("日本", 4), "日", "at a character");
+        assert_eq!(clip("ab", 10), "ab");
+        let debug = bounded(format_args!("{huge:?}"), 100);
+        assert_eq!(debug.len(), 100 + " [cut]".len());
+        assert!(debug.starts_with("\"\\u{1}"), "{debug}");
+        assert_eq!(bounded(format_args!("{:?}", "short"), 100), "\"short\"");
     }
 
     #[test]

@@ -297,7 +297,8 @@ impl GenericProvider {
             Some(g) => (g.name.clone(), g.version.clone(), true),
             None => (parameter.component.name.clone(), parameter.component.version.clone(), false),
         };
-        Version::parse(&version).map_err(|e| GenericError::Guest(format!("package version {version:?}: {e}")))?;
+        Version::parse(&version)
+            .map_err(|e| GenericError::Guest(format!("package version {:?}: {e}", crate::text::clip(&version, 256))))?;
         let value = parameter.encode()?;
         let mut subs = self.subs.write().expect("subs lock");
         if let Some(existing) = subs.iter().find(|s| s.name == name) {

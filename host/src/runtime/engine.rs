@@ -271,7 +271,7 @@ impl Runtime {
             lease.finish(info)?
         };
         let version = semver::Version::parse(&info.version).map_err(|e| {
-            RuntimeError::BadPluginInfo(text::escape(&format!("version '{}': {e}", info.version), &[]).into())
+            RuntimeError::BadPluginInfo(format!("version '{}': {e}", text::escape(text::clip(&info.version, 256), &[])))
         })?;
         validate_package_name(&info.name)?;
         let mut sandbox = Sandbox::new(&info.name, policy.for_provider(&info.name, &digest), &self.config)?;
@@ -380,7 +380,11 @@ fn validate_package_name(name: &str) -> Result<(), RuntimeError> {
         && name.len() <= 64
         && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
         && name.starts_with(|c: char| c.is_ascii_lowercase());
-    if ok { Ok(()) } else { Err(RuntimeError::BadPluginInfo(format!("package name '{}'", text::escape(name, &[])))) }
+    if ok {
+        Ok(())
+    } else {
+        Err(RuntimeError::BadPluginInfo(format!("package name '{}'", text::escape(text::clip(name, 256), &[]))))
+    }
 }
 
 fn build_engine(config: &RuntimeConfig) -> wasmtime::Result<Engine> {
@@ -431,5 +435,8 @@ mod tests {
         for bad in ["pulumi", "", "Pets", "2kv", "-x", "a:b", &"x".repeat(65)] {
             assert!(validate_package_name(bad).is_err(), "{bad:?}");
         }
+        // A guest's huge name costs a short message, not an escaped copy of it.
+        let message = validate_package_name(&"\u{1}".repeat(32 << 20)).unwrap_err().to_string();
+        assert!(message.len() < 2048, "{}", message.len());
     }
 }

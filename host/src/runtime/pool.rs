@@ -602,7 +602,8 @@ impl<'a> Lease<'a> {
                 Ok(Ok(())) => inst.applied += 1,
                 Ok(Err(e)) => {
                     self.inst = None;
-                    return Err(RuntimeError::Replay { what, message: format!("{e:?}") });
+                    let message = crate::text::bounded(format_args!("{e:?}"), crate::text::MAX_MESSAGE);
+                    return Err(RuntimeError::Replay { what, message });
                 }
                 Err(trap) => {
                     let inst = self.inst.take().expect("instance present");
@@ -630,13 +631,15 @@ impl<'a> Lease<'a> {
         // wasmtime's error type for this is private; its message is what there is.
         let fuel = full.contains("fuel allocated for hostcalls has been exhausted");
         let full = if full.len() > crate::text::MAX_MESSAGE { format!("{}; {full}", e.root_cause()) } else { full };
-        let mut message = crate::text::escape_within(full, crate::text::LINES, crate::text::MAX_MESSAGE);
+        let mut message = full;
         if let Some(cap) = data.limits.refused {
+            let message = crate::text::escape_within(message, crate::text::LINES, crate::text::MAX_MESSAGE);
             // Debug-formatted, as below: one line, whatever the guest's names hold.
             tracing::warn!("discarding an instance that hit a memory limit: {message:?}");
             return RuntimeError::OutOfMemory { cap, partial };
         }
         if fuel {
+            let message = crate::text::escape_within(message, crate::text::LINES, crate::text::MAX_MESSAGE);
             tracing::warn!("discarding an instance that copied too much in one call: {message:?}");
             return RuntimeError::TooMuchData { limit: MAX_COPY_OUT, partial };
         }
@@ -647,6 +650,8 @@ impl<'a> Lease<'a> {
         for denial in self.pool.denials_of(inst, true) {
             message.push_str(&format!("; {denial}"));
         }
+        // Cut once everything is in: the cause first, then the guest's stderr and the denials.
+        let message = crate::text::escape_within(message, crate::text::LINES, crate::text::MAX_MESSAGE);
         // Debug-formatted: one line, whatever a guest put in its stderr or its names.
         tracing::warn!("discarding a faulted instance: {message:?}");
         RuntimeError::Trap { message, partial }

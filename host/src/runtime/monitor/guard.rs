@@ -125,7 +125,7 @@ impl Guarded {
                     "aliasing {:?} named {:?} to {}: {rule}",
                     shown(&r.type_),
                     shown(&r.name),
-                    shown(&format!("{alias:?}"))
+                    shown(&crate::text::bounded(format_args!("{alias:?}"), 400))
                 )));
             }
         }

@@ -266,7 +266,7 @@ impl Reach {
 
 /// A guest's token, URN or name as an error shows it: escaped and cut.
 fn shown(text: &str) -> String {
-    crate::text::escape_within(text.to_owned(), &[], 200)
+    crate::text::escape_within(crate::text::clip(text, 400).to_owned(), &[], 200)
 }
 
 /// Every hook named, at any step.
