@@ -121,8 +121,19 @@ impl EngineWait {
 #[derive(Clone, Debug)]
 pub struct PartialState {
     pub id: String,
-    pub properties: types::Value,
+    /// `None` when they were too large to keep ([`MAX_PARTIAL_BYTES`]).
+    pub properties: Option<types::Value>,
+    /// Their size in the guest's encoding.
+    pub bytes: usize,
 }
+
+/// The largest partial state an instance keeps in the host. One twice as
+/// large as what can travel back to the engine (4 MiB) would be dropped
+/// there anyway; kept, it would be host memory outside the instance's
+/// limit, for as long as its call waits (a component's `long` strings may
+/// all name the same bytes of its memory, so a small guest can report a
+/// huge state).
+pub const MAX_PARTIAL_BYTES: usize = 8 << 20;
 
 pub struct HostState {
     wasi: WasiCtx,
@@ -425,7 +436,10 @@ impl context::Host for HostState {
 
     fn report_partial_state(&mut self, id: String, properties: types::Value) -> wasmtime::Result<()> {
         // Validated when (if) it is used; only the latest report is kept.
-        self.partial = Some(PartialState { id, properties });
+        let long: usize = properties.long.iter().map(String::len).sum();
+        let bytes = properties.words.len() * 4 + properties.text.len() + long;
+        let properties = (bytes <= MAX_PARTIAL_BYTES).then_some(properties);
+        self.partial = Some(PartialState { id, properties, bytes });
         Ok(())
     }
 
@@ -504,6 +518,24 @@ mod tests {
         let e = state.memory_grow_failed(wasmtime::format_err!("mmap failed")).unwrap_err();
         assert!(format!("{e:#}").contains("mmap failed"), "{e:#}");
         assert_eq!(state.limits.memory, 510 * MIB);
+    }
+
+    /// A partial state of `long` strings that all named the same guest
+    /// bytes is kept in the host only up to [`MAX_PARTIAL_BYTES`]: its id
+    /// always, its properties only when small enough to ever be sent.
+    #[test]
+    fn a_huge_partial_state_keeps_only_its_id() {
+        use context::Host;
+        let config = RuntimeConfig { cache: None, ..RuntimeConfig::default() };
+        let (logs, _rx) = tokio::sync::mpsc::channel(1);
+        let mut state =
+            HostState::new(&Sandbox::deny_all(&config), LogQueue::new(logs), Arc::default(), Arc::default());
+        let value = |long: Vec<String>| types::Value { words: vec![0; 4], text: String::new(), long };
+        state.report_partial_state("i-1".into(), value(vec!["x".repeat(1 << 20); 2])).unwrap();
+        assert!(state.partial.as_ref().unwrap().properties.is_some(), "small: kept");
+        state.report_partial_state("i-2".into(), value(vec!["x".repeat(1 << 20); 16])).unwrap();
+        let kept = state.partial.as_ref().unwrap();
+        assert_eq!((kept.id.as_str(), kept.properties.is_none(), kept.bytes), ("i-2", true, (16 << 20) + 16));
     }
 
     /// A provider's instances share `memory_total`: each grows within its

@@ -92,12 +92,25 @@ pub fn runtime(e: RuntimeError, o: WireOptions, effect: Effect) -> Status {
     let message = cap(message);
     match e.partial() {
         Some(p) => {
-            let failure = types::InitFailure {
-                id: p.id.clone(),
-                properties: p.properties.clone(),
-                inputs: None,
-                reasons: vec![message.clone()],
+            let Some(properties) = p.properties.clone() else {
+                let why = format!(
+                    "its partial state ({} MiB) was too large to keep, so only its id is: refresh it to read the rest",
+                    p.bytes >> 20
+                );
+                let message = cap(format!("{message}; {why}"));
+                // As in `recorded`: from another call, the engine keeps the state it had.
+                if effect != Effect::Creates {
+                    return Status::new(code, message);
+                }
+                let detail = pulumirpc::ErrorResourceInitFailed {
+                    id: p.id.clone(),
+                    reasons: vec![message.clone()],
+                    ..Default::default()
+                };
+                return init_failed(message, detail);
             };
+            let failure =
+                types::InitFailure { id: p.id.clone(), properties, inputs: None, reasons: vec![message.clone()] };
             recorded(code, message, failure, o, effect)
         }
         None => Status::new(code, message),
@@ -291,6 +304,28 @@ mod tests {
         assert!(s.details().is_empty() && s.message().len() < text::MAX_MESSAGE + 200, "{}", s.message().len());
         assert!(s.message().ends_with("; its id of 20 MiB is too long for the engine to record"));
         assert_eq!(s.code(), Code::Unknown);
+    }
+
+    /// A create's partial state too large to keep: the engine still gets
+    /// the id (or the resource would be left with nothing to delete it);
+    /// another call's answer carries no state, so the engine keeps its own.
+    #[test]
+    fn a_partial_state_too_large_to_keep_leaves_its_id() {
+        let partial = || crate::runtime::PartialState { id: "i-9".into(), properties: None, bytes: 200 << 20 };
+        let cut = || RuntimeError::Deadline { after: std::time::Duration::from_secs(1), partial: Some(partial()) };
+        let s = runtime(cut(), WireOptions::default(), Effect::Creates);
+        let details = tonic_types::pb::Status::decode(s.details()).expect("details");
+        let kept = pulumirpc::ErrorResourceInitFailed::decode(details.details[0].value.as_slice()).unwrap();
+        assert_eq!((kept.id.as_str(), kept.properties), ("i-9", None));
+        assert!(
+            s.message().ends_with(
+                "its partial state (200 MiB) was too large to keep, so only its id is: refresh it to read the rest"
+            ),
+            "{}",
+            s.message()
+        );
+        let s = runtime(cut(), WireOptions::default(), Effect::Changes);
+        assert!(s.details().is_empty() && s.message().contains("too large to keep"), "{s:?}");
     }
 
     #[test]
