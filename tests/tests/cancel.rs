@@ -75,18 +75,40 @@ async fn the_request_timeout_is_enforced_and_the_host_keeps_serving() {
     assert!(ok.is_ok());
 }
 
+/// A create that reported what it made and then returns an ordinary error
+/// (it never became ready) still has the engine record the resource: an
+/// error alone tells the engine nothing was made, and the next `up` would
+/// make another.
+#[tokio::test]
+async fn a_create_that_made_something_and_then_failed_still_has_it_recorded() {
+    let (_engine, mut p) = started().await;
+    let err = p.client.create(create("flaky", "failing", 0.0)).await.unwrap_err();
+    assert_eq!(err.code(), Code::Unknown, "{}", err.message());
+    let f = init_failed(&err);
+    assert_eq!(f.id, "partial-flaky");
+    assert_eq!(f.reasons, vec!["partial-flaky never became ready"]);
+    assert_eq!(from_struct(f.properties.as_ref())["stage"], "half");
+    // The next call on the same instance reports nothing of that one.
+    let other = CreateRequest { r#type: "echo:index:Nope".into(), ..create_with("plain", json!({}), 0.0) };
+    let err = p.client.create(other).await.unwrap_err();
+    assert!(err.details().is_empty() && err.message().contains("Nope"), "{err:?}");
+}
+
 #[tokio::test]
 async fn a_partial_state_too_large_to_send_back_keeps_its_id() {
     let (_engine, mut p) = started().await;
-    let mut request = create("big", "stubborn", 1.0);
-    // 24 MiB of state: its detail would pass grpc-go's 16 MiB of trailers.
-    request.properties = Some(to_struct(json!({ "hang": "stubborn", "blob": "x".repeat(24 << 20) })));
-    let err = p.client.create(request).await.unwrap_err();
-    assert_eq!(err.code(), Code::Unknown, "{}", err.message());
-    assert!(err.message().contains("too large to send back"), "{}", err.message());
-    let f = init_failed(&err);
-    assert_eq!(f.id, "partial-big");
-    assert!(f.properties.is_none() && f.inputs.is_none());
+    // 6 MiB of state: its detail would pass grpc-go's 16 MiB of trailers
+    // once base64-encoded with the rest; 24 MiB is not even kept meanwhile.
+    for (mib, said) in [(6, "too large to send back"), (24, "too large to keep")] {
+        let mut request = create("big", "stubborn", 1.0);
+        request.properties = Some(to_struct(json!({ "hang": "stubborn", "blob": "x".repeat(mib << 20) })));
+        let err = p.client.create(request).await.unwrap_err();
+        assert_eq!(err.code(), Code::Unknown, "{}", err.message());
+        assert!(err.message().contains(said), "{}", err.message());
+        let f = init_failed(&err);
+        assert_eq!(f.id, "partial-big");
+        assert!(f.properties.is_none() && f.inputs.is_none());
+    }
     assert!(p.client.get_plugin_info(()).await.is_ok(), "the host keeps serving");
 }
 

@@ -341,14 +341,22 @@ impl TryFrom<pb::ReadRequest> for rp::ReadRequest {
     }
 }
 
+/// A resource that is gone (no id) is answered with no properties and no
+/// inputs at all: the engine's import and `get` take "no properties" as
+/// "does not exist", and an empty map as a resource with an empty state.
 impl IntoWire for rp::ReadResponse {
     type Wire = pb::ReadResponse;
     const KNOWN_ONLY: bool = true;
     fn each_value(&self, f: &mut dyn FnMut(&types::Value)) {
-        f(&self.properties);
-        f(&self.inputs);
+        if !self.id.is_empty() {
+            f(&self.properties);
+            f(&self.inputs);
+        }
     }
     fn into_wire(self, o: WireOptions) -> Result<Self::Wire, ConvertError> {
+        if self.id.is_empty() {
+            return Ok(pb::ReadResponse { refresh_before_update: self.refresh_before_update, ..Default::default() });
+        }
         Ok(pb::ReadResponse {
             id: self.id,
             properties: out(self.properties, o)?,

@@ -160,6 +160,22 @@ exports! {
     get_mappings => call_get_mappings(key: String) -> Vec<String>;
 }
 
+/// What a provider's error says, for a message of the host's own.
+fn provider_message(error: &types::Error) -> String {
+    use types::Error as E;
+    match error {
+        E::Unimplemented(m)
+        | E::InvalidArgument(m)
+        | E::NotFound(m)
+        | E::FailedPrecondition(m)
+        | E::Unavailable(m)
+        | E::Cancelled(m)
+        | E::Failed(m) => crate::text::clip(m, crate::text::MAX_MESSAGE).to_owned(),
+        E::MissingKeys(keys) => format!("{} missing configuration keys", keys.len()),
+        E::InitFailed(f) => format!("{} reasons", f.reasons.len()),
+    }
+}
+
 /// Ends a lease with the outcome of an export call. The instance goes back
 /// to the pool unless it trapped; a successful setup call is recorded.
 fn settle<T>(
@@ -176,9 +192,24 @@ fn settle<T>(
             Ok(value)
         }
         Ok(Err(error)) => {
+            let mut lease = lease;
             let denials = lease.denials(&error);
+            // Made, then failed anyway (it was not ready, or saw Cancel): the
+            // engine must record what the call reported making, or nothing
+            // would ever delete it. The engine takes an error as "nothing changed".
+            let partial = match &error {
+                types::Error::InitFailed(_) => None,
+                _ => lease.take_partial(),
+            };
             lease.finish(Ok(()))?;
-            Err(CallError::Provider { error, denials })
+            match partial {
+                Some(partial) => {
+                    let mut message = provider_message(&error);
+                    denials.iter().for_each(|d| message.push_str(&format!("; {d}")));
+                    Err(CallError::Runtime(RuntimeError::Unfinished { message, partial: Some(partial) }))
+                }
+                None => Err(CallError::Provider { error, denials }),
+            }
         }
         Err(trap) => Ok(lease.finish(Err(trap))?),
     }

@@ -63,6 +63,10 @@ pub enum RuntimeError {
     Deadline { after: std::time::Duration, partial: Option<PartialState> },
     #[error("the call was interrupted: the engine cancelled the operation")]
     Cancelled { partial: Option<PartialState> },
+    /// The provider returned an error after reporting partial state: what
+    /// it reported having made exists, whatever the error says.
+    #[error("{message}")]
+    Unfinished { message: String, partial: Option<PartialState> },
     #[error("sandbox policy: {0}")]
     Policy(String),
     #[error("replaying {what} into a fresh instance failed: {message}")]
@@ -91,7 +95,8 @@ impl RuntimeError {
             | RuntimeError::OutOfMemory { partial, .. }
             | RuntimeError::TooMuchData { partial, .. }
             | RuntimeError::Deadline { partial, .. }
-            | RuntimeError::Cancelled { partial } => partial.as_ref(),
+            | RuntimeError::Cancelled { partial }
+            | RuntimeError::Unfinished { partial, .. } => partial.as_ref(),
             _ => None,
         }
     }

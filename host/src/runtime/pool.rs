@@ -548,6 +548,11 @@ impl<'a> Lease<'a> {
         self.pool.denials_of(inst, !own_fault)
     }
 
+    /// The partial state the call reported, taken (see [`RuntimeError::Unfinished`]).
+    pub fn take_partial(&mut self) -> Option<super::PartialState> {
+        self.inst.as_mut().expect("lease holds an instance until finished").store.data_mut().partial.take()
+    }
+
     /// Ends the lease with the outcome of a guest call.
     pub fn finish<T>(mut self, outcome: wasmtime::Result<T>) -> Result<T, RuntimeError> {
         let mut inst = self.inst.take().expect("lease holds an instance until finished");

@@ -74,6 +74,8 @@ pub fn runtime(e: RuntimeError, o: WireOptions, effect: Effect) -> Status {
             Code::ResourceExhausted
         }
         RuntimeError::Cancelled { .. } => Code::Cancelled,
+        // What was reported made exists: the state is recorded, with this code.
+        RuntimeError::Unfinished { .. } => Code::Unknown,
         RuntimeError::Trap { .. } | RuntimeError::Replay { .. } | RuntimeError::Cache(_) => Code::Internal,
         RuntimeError::Engine(_) => Code::Unavailable,
         RuntimeError::NotAComponent(_)
@@ -121,7 +123,12 @@ pub fn runtime(e: RuntimeError, o: WireOptions, effect: Effect) -> Status {
 pub fn call(e: CallError, o: WireOptions, effect: Effect) -> Status {
     match e {
         CallError::Runtime(e) => runtime(e, o, effect),
-        CallError::NotStarted(e) => runtime(e, o, Effect::Reads),
+        // Never INTERNAL, which the engine reads as "the state may be
+        // corrupt": a call that never started changed nothing.
+        CallError::NotStarted(e) => match runtime(e, o, Effect::Reads) {
+            s if s.code() == Code::Internal => Status::failed_precondition(s.message()),
+            s => s,
+        },
         CallError::Provider { error, denials } => guest(error, o, &denials, effect),
     }
 }
@@ -355,6 +362,10 @@ mod tests {
         assert!(changed.message().contains("whether it took effect is unknown"), "{}", changed.message());
         // Still loading, or the instance could not be readied: the export never ran.
         assert_eq!(call(CallError::NotStarted(deadline()), o, Effect::Changes).code(), Code::DeadlineExceeded);
+        // Nor INTERNAL, which the engine takes for a state it may have lost.
+        let replay = || RuntimeError::Replay { what: "configure", message: "boom".into() };
+        assert_eq!(call(CallError::NotStarted(replay()), o, Effect::Creates).code(), Code::FailedPrecondition);
+        assert_eq!(call(CallError::Runtime(replay()), o, Effect::Creates).code(), Code::Internal);
         let no_slot = || CallError::NotStarted(RuntimeError::NoInstance("every slot is taken".into()));
         assert_eq!(call(no_slot(), o, Effect::Creates).code(), Code::ResourceExhausted);
         let oom = || CallError::Runtime(RuntimeError::OutOfMemory { cap: MemoryCap::Instance(1 << 20), partial: None });

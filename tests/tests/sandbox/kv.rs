@@ -249,6 +249,7 @@ async fn kv_lifecycle_through_the_host_with_its_grant() {
     assert!(api.items().is_empty());
     let gone = c.read(read("a", "greeting", &updated.properties)).await.unwrap().into_inner();
     assert_eq!(gone.id, "", "an item deleted on the server reads as gone");
+    assert_eq!((gone.properties, gone.inputs), (None, None), "with no state at all");
 
     let methods: Vec<String> = api.requests();
     assert!(methods.iter().all(|m| m.ends_with("/items/greeting")), "{methods:?}");
@@ -354,4 +355,6 @@ async fn kv_imports_an_item_known_only_by_its_key() {
     // No such item: nothing to import.
     let missing = p.client.read(read("nothing", "nothing", &empty)).await.unwrap().into_inner();
     assert_eq!(missing.id, "");
+    // No properties, not empty ones: the engine would import an empty item.
+    assert_eq!((missing.properties, missing.inputs), (None, None));
 }

@@ -183,6 +183,10 @@ fn hang(mode: &str, req: &CreateRequest) -> Result<CreateResponse> {
     let mut state = req.properties.clone();
     state.insert("stage".into(), "half".into());
     context::report_partial_state(&id, &state);
+    // Made, then gives up with an ordinary error, as if it never became ready.
+    if mode == "failing" {
+        return Err(Error::Failed(format!("{id} never became ready")));
+    }
     loop {
         if mode == "cooperative" && context::cancelled() {
             return Err(Error::InitFailed {
