@@ -658,6 +658,28 @@ async fn the_monitor_is_refused_outside_construct_and_call_and_the_host_keeps_se
     assert!(p.is_running());
 }
 
+/// A Parameterize answer the engine could not use is refused with a clear
+/// error: a value answered as another package (the probe answers its own
+/// version), or a name that is not a package name.
+#[tokio::test]
+async fn a_parameterize_answer_must_be_the_package_asked_for() {
+    let (_engine, mut p) = serve("probe-provider").await;
+    use parameterize_request::{Parameters, ParametersArgs, ParametersValue};
+    let value = ParametersValue { name: "fleet".into(), version: "9.9.9".into(), value: b"v1".into() };
+    let err = p.client.parameterize(ParameterizeRequest { parameters: Some(Parameters::Value(value)) }).await;
+    let err = err.unwrap_err();
+    assert_eq!(err.code(), tonic::Code::Internal, "{err:?}");
+    let said = format!(
+        "Parameterize with the value of package fleet 9.9.9 answered package fleet {}",
+        env!("CARGO_PKG_VERSION")
+    );
+    assert_eq!(err.message(), said);
+    let args = ParametersArgs { args: vec!["not a name!".into()] };
+    let err = p.client.parameterize(ParameterizeRequest { parameters: Some(Parameters::Args(args)) }).await;
+    let err = err.unwrap_err();
+    assert!(err.message().contains("the package name \"not a name!\": not a package name"), "{err:?}");
+}
+
 /// A provider parameterized into another package registers that package
 /// with the monitor (once per Construct) before the first of its own
 /// resources, so the engine sends them to this plugin parameterized so,
