@@ -237,6 +237,25 @@ async fn waiting_operations_keep_at_most_max_waiting_instances() {
     assert!(second.await.unwrap().is_ok());
 }
 
+/// Waiting in the queue counts against a call's deadline: behind a create
+/// that holds the only instance while it waits, an invoke fails once its
+/// deadline (the policy's 2 s) has passed, saying why, rather than waiting
+/// without end.
+#[tokio::test]
+async fn a_call_queued_behind_waiting_ones_fails_at_its_deadline() {
+    let launch = Launch::new()
+        .env("PULUMI_WASM_MAX_INSTANCES", "1")
+        .env("PULUMI_WASM_MAX_WAITING", "0")
+        .policy("[providers.echo]\ntimeout-s = 2\n", e2e_tests::PolicyAt::Beside);
+    let (_engine, p) = started_with("echo-provider", &launch).await;
+    let _long = spawn_create(&p, "long", json!({ "sleepMs": 30000 }));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let queued = tokio::time::timeout(Duration::from_secs(20), p.client.clone().invoke(echo())).await;
+    let err = queued.expect("answered, not left waiting").unwrap_err();
+    assert_eq!(err.code(), Code::ResourceExhausted, "{err:?}");
+    assert!(err.message().contains("no instance was free within the call's deadline of 2s"), "{}", err.message());
+}
+
 /// A running and a waiting create share one turn (the one running keeps
 /// it across its yields, the waiting one gives it back and takes it again):
 /// both finish, and an invoke still gets its turn while one sleeps.

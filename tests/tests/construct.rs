@@ -807,6 +807,43 @@ async fn time_spent_waiting_on_the_engine_does_not_count_against_the_deadline() 
     assert_eq!(err.code(), Code::DeadlineExceeded, "{err:?}");
 }
 
+/// Constructs waiting on the engine hold at most `max_instances +
+/// max_waiting` instances (here one); the rest queue for one. Unbounded,
+/// eight of them (as a component registering its own type under itself
+/// again and again would send) took every instance slot of the engine
+/// (seven here), and resource calls found none.
+#[tokio::test]
+async fn constructs_waiting_on_the_engine_leave_instances_for_resource_calls() {
+    let launch = Launch::new().env("PULUMI_WASM_MAX_INSTANCES", "1").env("PULUMI_WASM_MAX_WAITING", "0");
+    let (_engine, p) = launched("probe-provider", &launch).await;
+    let monitor = TestMonitor::gated().await;
+    let names = ["a", "b", "c", "d", "e", "f", "g", "h"];
+    let calls: Vec<_> = names
+        .into_iter()
+        .map(|name| {
+            let mut client = p.client.clone();
+            let request = probe(&monitor, name, json!({}));
+            tokio::spawn(async move { client.construct(request).await })
+        })
+        .collect();
+    registrations(&monitor, 1).await;
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    assert_eq!(monitor.received().registrations.len(), 1, "one Construct waits on the engine, the rest queue");
+    let check = CheckRequest {
+        urn: "urn:pulumi:dev::proj::probe:index:Thing::t".into(),
+        name: "t".into(),
+        r#type: "probe:index:Thing".into(),
+        news: Some(to_struct(json!({}))),
+        ..Default::default()
+    };
+    let answered = tokio::time::timeout(std::time::Duration::from_secs(60), p.client.clone().check(check)).await;
+    assert!(answered.expect("answered").is_ok(), "a resource call still finds an instance");
+    monitor.open();
+    for c in calls {
+        c.await.unwrap().expect("every Construct finishes once the engine answers");
+    }
+}
+
 #[tokio::test]
 async fn constructs_waiting_on_the_engine_hold_no_permit() {
     let (_engine, p) = launched("probe-provider", &Launch::new().env("PULUMI_WASM_MAX_INSTANCES", "1")).await;

@@ -399,10 +399,11 @@ fn build_engine(config: &RuntimeConfig) -> wasmtime::Result<Engine> {
     }
     // Pooling makes instantiation a few microseconds; it reserves address space
     // up front, so fall back to on-demand allocation where that is refused.
-    // Slots: `max_instances` for resource calls and as many for Construct
-    // and Call (see `Pool`), `max_waiting` for resource calls waiting without
-    // a turn, and room for instances being replaced.
-    let slots = (config.max_instances as u32) * 3 + config.max_waiting as u32 + 4;
+    // Slots: `max_instances + max_waiting` for resource calls (running, and
+    // waiting without a turn) and as many for Construct and Call (running,
+    // and waiting on the engine; see `Pool`), and room for instances being
+    // replaced.
+    let slots = (config.max_instances as u32 + config.max_waiting as u32) * 2 + config.max_instances as u32 + 4;
     let mut pool = PoolingAllocationConfig::default();
     pool.total_component_instances(slots)
         .total_core_instances(slots * 8)

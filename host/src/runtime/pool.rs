@@ -73,6 +73,11 @@ pub struct Pool {
     /// given back during those waits (see [`EngineWait`]), since a nested
     /// Construct of this provider needs one of these.
     monitor_permits: Arc<Semaphore>,
+    /// Instances those calls may hold, running or waiting on the engine:
+    /// as many as resource calls may. Without a bound, a Construct that
+    /// registers a component of its own type under itself, again and
+    /// again, would take every instance slot of the engine.
+    monitor_instances: Arc<Semaphore>,
     setup: SetupLog,
     /// The plugin the engine booted, when this pool serves it directly
     /// (not as one component of the generic provider): a Parameterize by
@@ -92,6 +97,8 @@ impl Pool {
         let permits = Arc::new(Semaphore::new(runtime.config.max_instances.max(1)));
         let instances = Arc::new(Semaphore::new(runtime.config.max_instances.max(1) + runtime.config.max_waiting));
         let monitor_permits = Arc::new(Semaphore::new(runtime.config.max_instances.max(1)));
+        let monitor_instances =
+            Arc::new(Semaphore::new(runtime.config.max_instances.max(1) + runtime.config.max_waiting));
         let sandbox = RwLock::new(Arc::new(Sandbox::deny_all(&runtime.config)));
         let cancel = Cancellation { flag: Arc::default(), interrupt_at: watch::Sender::new(None) };
         let reads_held_texts = pre.reads_held_texts();
@@ -126,6 +133,7 @@ impl Pool {
             permits,
             instances,
             monitor_permits,
+            monitor_instances,
             setup: SetupLog::default(),
             base: OnceLock::new(),
             packages: RwLock::default(),
@@ -195,15 +203,30 @@ impl Pool {
     /// `timeout` bounds the call (the provider's default when `None`);
     /// `uses_monitor`: a Construct or Call, which takes its own permit.
     pub async fn lease(&self, timeout: Option<Duration>, uses_monitor: bool) -> Result<Lease<'_>, RuntimeError> {
-        let closed = |e: AcquireError| RuntimeError::Engine(e.to_string());
-        let (permits, instance) = if uses_monitor {
-            (&self.monitor_permits, None)
-        } else {
-            (&self.permits, Some(self.instances.clone().acquire_owned().await.map_err(closed)?))
-        };
-        let permit = permits.clone().acquire_owned().await.map_err(closed)?;
         let timeout =
             timeout.unwrap_or_else(|| self.sandbox.read().expect("sandbox lock").timeout).min(MAX_CALL_TIMEOUT);
+        let (permits, instances) = match uses_monitor {
+            true => (&self.monitor_permits, &self.monitor_instances),
+            false => (&self.permits, &self.instances),
+        };
+        // Waiting in the queue counts against the call's deadline: behind
+        // calls that wait long (on HTTP, or on the engine), a call would
+        // otherwise wait without end.
+        let queued = async {
+            let closed = |e: AcquireError| RuntimeError::Engine(e.to_string());
+            let instance = instances.clone().acquire_owned().await.map_err(closed)?;
+            let permit = permits.clone().acquire_owned().await.map_err(closed)?;
+            Ok::<_, RuntimeError>((instance, permit))
+        };
+        let (instance, permit) = match tokio::time::timeout(timeout, queued).await {
+            Ok(taken) => taken?,
+            Err(_) => {
+                return Err(RuntimeError::NoInstance(format!(
+                    "no instance was free within the call's deadline of {timeout:?}: other calls hold them while \
+                     they wait (raise --max-instances or --max-waiting)"
+                )));
+            }
+        };
         let run = self.setup.run();
         let pooled = self.idle.lock().expect("pool lock").pop();
         // The rare paths (a new instance, replaying setup calls) are boxed:
@@ -469,7 +492,7 @@ pub struct Lease<'a> {
     /// [`EngineWait`]).
     turn: Option<Turn>,
     /// A resource call's place among the instances (see [`Pool::instances`]).
-    _instance: Option<OwnedSemaphorePermit>,
+    _instance: OwnedSemaphorePermit,
 }
 
 impl<'a> Lease<'a> {
