@@ -289,7 +289,14 @@ impl<R: Resource> AnyResource for R {
         if req.properties.is_empty() && req.inputs.is_empty() {
             return import(self, ctx, req.id);
         }
-        let (state, decoded) = state::<R::State>(&req.properties)?;
+        let (state, decoded) = match state::<R::State>(&req.properties) {
+            Ok(read) => read,
+            // `Resource.get(name, id, hints)`: the engine sends the program's
+            // hints as both the state and the inputs; hints that are not a
+            // whole state are read by the ID alone.
+            Err(_) if req.inputs == req.properties => return import(self, ctx, req.id),
+            Err(e) => return Err(e),
+        };
         let Some((id, state)) = Resource::read(self, ctx, req.id, state)? else {
             return Ok(ReadResponse::default());
         };

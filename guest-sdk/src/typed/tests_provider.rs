@@ -886,17 +886,32 @@ fn unknown_tokens_and_configuration_errors() {
 #[test]
 fn import_reads_by_id_alone() {
     let mut p = Typed::<Pkg>::default();
-    let read = |p: &mut Typed<Pkg>, token: &str, id: &str| {
+    let read_with = |p: &mut Typed<Pkg>, token: &str, id: &str, hints: PropertyMap| {
         p.read(ReadRequest {
             id: id.into(),
             urn: String::new(),
             name: "r".into(),
             resource_type: token.into(),
-            properties: PropertyMap::new(),
-            inputs: PropertyMap::new(),
+            properties: hints.clone(),
+            inputs: hints,
             timeout: 0.0,
         })
     };
+    let read = |p: &mut Typed<Pkg>, token: &str, id: &str| read_with(p, token, id, PropertyMap::new());
+    // `Thing.get("r", "id-b", {size: 3})`: hints, not a whole state, as both state and inputs.
+    let got = read_with(&mut p, THING, "id-b", props! { "size" => 3 }).unwrap();
+    assert_eq!((got.id.as_str(), &got.properties["arn"]), ("id-b", &Value::from("arn:b")));
+    // A refresh's invalid state is still an error.
+    let refresh = ReadRequest {
+        id: "id-b".into(),
+        urn: String::new(),
+        name: "r".into(),
+        resource_type: THING.into(),
+        properties: props! { "size" => 3 },
+        inputs: props! { "name" => "b" },
+        timeout: 0.0,
+    };
+    assert!(p.read(refresh).is_err());
     let imported = read(&mut p, THING, "id-b").unwrap();
     assert_eq!(imported.id, "id-b");
     assert_eq!(imported.properties["arn"], Value::from("arn:b"));
