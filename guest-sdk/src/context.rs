@@ -1,4 +1,8 @@
 //! The call in progress: cancellation and partial state.
+//!
+//! Compiled natively (unit tests, the native backend) these act on the
+//! calling thread: [`crate::testing::Engine`] cancels through them and reads
+//! back what a call reported, as the host does.
 
 use crate::value::PropertyMap;
 
@@ -11,16 +15,34 @@ pub fn cancelled() -> bool {
     }
     #[cfg(not(target_arch = "wasm32"))]
     {
-        false
+        native::CANCELLED.get()
     }
 }
 
-/// Records what a `create` has made so far. If the call is interrupted
-/// before it returns, the engine records this as the resource's state
-/// (a resource that failed to initialise) instead of losing it.
+/// Records what a `create` has made so far. If the call is interrupted, or
+/// returns an error, before it returns the resource, the engine records
+/// this as the resource's state (a resource that failed to initialise)
+/// instead of losing it.
 pub fn report_partial_state(id: &str, properties: &PropertyMap) {
     #[cfg(target_arch = "wasm32")]
     crate::wit::pulumi::provider::context::report_partial_state(id, &crate::wire::encode_map(properties));
     #[cfg(not(target_arch = "wasm32"))]
-    let _ = (id, properties);
+    native::PARTIAL.set(Some((id.to_owned(), properties.clone())));
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) mod native {
+    use std::cell::{Cell, RefCell};
+
+    use crate::value::PropertyMap;
+
+    thread_local! {
+        pub(crate) static CANCELLED: Cell<bool> = const { Cell::new(false) };
+        pub(crate) static PARTIAL: RefCell<Option<(String, PropertyMap)>> = const { RefCell::new(None) };
+    }
+
+    /// The partial state reported on this thread since the last take.
+    pub(crate) fn take_partial() -> Option<(String, PropertyMap)> {
+        PARTIAL.take()
+    }
 }

@@ -145,6 +145,14 @@ impl<P: Provider> Engine<P> {
         &mut self.provider
     }
 
+    /// As the engine's Cancel (or not, again): from now on
+    /// `context::cancelled()` says `yes` to this thread's calls.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn cancel(&mut self, yes: bool) -> &mut Self {
+        crate::context::native::CANCELLED.set(yes);
+        self
+    }
+
     /// The URN the engine gives a resource of this stack.
     pub fn urn(&self, token: &str, name: &str) -> String {
         format!("urn:pulumi:{}::{}::{token}::{name}", self.stack, self.project)
@@ -425,6 +433,7 @@ impl<P: Provider> Engine<P> {
     // path of its own for them), and the outputs back through words.
 
     fn create_call(&mut self, mut req: CreateRequest) -> Outcome<CreateResponse> {
+        take_partial();
         let properties = in_words(&std::mem::take(&mut req.properties))?;
         let created = self.provider.create_outputs(req, properties)?;
         Ok(CreateResponse {
@@ -435,6 +444,7 @@ impl<P: Provider> Engine<P> {
     }
 
     fn update_call(&mut self, mut req: UpdateRequest) -> Outcome<UpdateResponse> {
+        take_partial();
         let olds = in_words(&std::mem::take(&mut req.olds))?;
         let news = in_words(&std::mem::take(&mut req.news))?;
         let old_inputs = in_words(&std::mem::take(&mut req.old_inputs))?;
@@ -460,8 +470,16 @@ impl<P: Provider> Default for Engine<P> {
 
 /// A create's or update's `init_failed` as the engine records it: the
 /// state the provider gave (and its inputs, when it gave them) on top of
-/// `base`, the resource as the step would have left it.
+/// `base`, the resource as the step would have left it. Any other error
+/// after the call reported partial state is one too, as the host makes it:
+/// what the call reported making exists.
 fn unfinished(failure: Failure, base: &State) -> Failure {
+    let failure = match (failure, take_partial()) {
+        (Failure::Provider(e), Some((id, properties))) if !matches!(e, Error::InitFailed { .. }) => {
+            Failure::Provider(Error::InitFailed { id, properties, inputs: None, reasons: vec![e.to_string()] })
+        }
+        (failure, _) => failure,
+    };
     match failure {
         Failure::Provider(Error::InitFailed { id, properties, inputs, reasons }) => {
             let inputs = inputs.unwrap_or_else(|| base.inputs.clone());
@@ -471,6 +489,19 @@ fn unfinished(failure: Failure, base: &State) -> Failure {
             Failure::InitFailed(Box::new(recorded(state)))
         }
         other => other,
+    }
+}
+
+/// The partial state the last call reported (natively; a component's
+/// reports go to the host).
+fn take_partial() -> Option<(String, PropertyMap)> {
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        crate::context::native::take_partial()
+    }
+    #[cfg(target_arch = "wasm32")]
+    {
+        None
     }
 }
 

@@ -142,6 +142,9 @@ fn preview<R: Resource>(
 fn create<R: Resource, S: Source + ?Sized>(r: &R, ctx: &Context, properties: &S) -> Result<Created> {
     let (inputs, decoded) = typed_inputs::<R::Inputs>(properties)?;
     validated(r, &inputs)?;
+    if decoded.had_secrets() {
+        *ctx.secrets.borrow_mut() = decoded.secret_paths();
+    }
     let (id, state) = Resource::create(r, ctx, inputs).map_err(|e| sealed(e, &decoded))?;
     let properties = Outputs::Fields(encode_pairs(&state, &decoded));
     Ok(Created { id, properties, refresh_before_update: false })
@@ -163,6 +166,9 @@ fn update<R: Resource, S: Source + ?Sized>(
     } else {
         let (typed, decoded) = typed_inputs::<R::Inputs>(news)?;
         validated(r, &typed)?;
+        if decoded.had_secrets() {
+            *ctx.secrets.borrow_mut() = decoded.secret_paths();
+        }
         let updated = match Resource::update(r, ctx, &req.id, olds, typed) {
             Err(Error::Unimplemented(_)) if unchanged::<R>(req, olds_raw.to_map(), news.to_map()) => {
                 return Err(unfinished::<R>(req));

@@ -355,7 +355,20 @@ impl<T> Decoded<T> {
     pub(crate) fn protect_fields(&self, out: &mut Fields) {
         protect(&self.secrets, out)
     }
+
+    /// The secret paths, for a [`super::Context`] to protect what the call
+    /// reports before it returns.
+    pub(crate) fn secret_paths(&self) -> Vec<Vec<Seg>> {
+        self.secrets.clone()
+    }
 }
+
+/// [`Decoded::protect`] with the paths alone.
+pub(crate) fn protect_paths(secrets: &[Vec<Seg>], out: &mut PropertyMap) {
+    protect(secrets, out)
+}
+
+impl<T> Decoded<T> {}
 
 /// The top level of what [`protect`] marks: a map or sorted pairs.
 trait Named {

@@ -254,6 +254,7 @@ impl<P> Typed<P> {
             token: token.to_owned(),
             timeout,
             config: self.config.as_deref(),
+            secrets: Default::default(),
         }
     }
 }

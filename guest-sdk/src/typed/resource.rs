@@ -24,12 +24,22 @@ pub struct Context<'a> {
     /// Seconds; 0 when unset.
     pub timeout: f64,
     pub(crate) config: Option<&'a dyn Any>,
+    /// The paths that were secret in the call's inputs, once decoded (see
+    /// [`Context::report_partial_state`]).
+    pub(crate) secrets: std::cell::RefCell<Vec<Vec<super::decode::Seg>>>,
 }
 
 impl Context<'static> {
     /// A context without configuration, e.g. to call a resource's methods in unit tests.
     pub fn new(urn: &str, name: &str, token: &str) -> Self {
-        Context { urn: urn.to_owned(), name: name.to_owned(), token: token.to_owned(), timeout: 0.0, config: None }
+        Context {
+            urn: urn.to_owned(),
+            name: name.to_owned(),
+            token: token.to_owned(),
+            timeout: 0.0,
+            config: None,
+            secrets: Default::default(),
+        }
     }
 }
 
@@ -42,6 +52,24 @@ impl Context<'_> {
     /// Messages to the Pulumi CLI, tied to this resource.
     pub fn log(&self) -> ResourceLog<'_> {
         log::for_urn(&self.urn)
+    }
+
+    /// Whether the engine asked to cancel (see [`crate::context::cancelled`]):
+    /// a long create should stop, and return [`init_failed`] for what it made.
+    pub fn cancelled(&self) -> bool {
+        crate::context::cancelled()
+    }
+
+    /// Records what a create has made so far, as its state would be
+    /// returned: `secret` fields secret, and whatever was secret in the
+    /// inputs secret at the same paths. If the call is then interrupted (a
+    /// deadline, Cancel) or fails, the engine records it as the resource's
+    /// state rather than losing the resource. The untyped
+    /// [`crate::context::report_partial_state`] takes a map as it is.
+    pub fn report_partial_state<S: Object>(&self, id: &str, state: &S) {
+        let mut map = state.to_map();
+        super::decode::protect_paths(&self.secrets.borrow(), &mut map);
+        crate::context::report_partial_state(id, &map);
     }
 }
 

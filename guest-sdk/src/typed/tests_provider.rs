@@ -105,9 +105,17 @@ impl Resource for Notes {
     type Inputs = Note;
     type State = Note;
 
-    fn create(&self, _ctx: &Context, note: Note) -> Result<(String, Note)> {
+    fn create(&self, ctx: &Context, note: Note) -> Result<(String, Note)> {
         if note.text == "half" {
             return Err(init_failed("note", &note, "half done"));
+        }
+        // Made, then it waits to be ready: cancelled, or it gives up.
+        if note.text == "slow" {
+            ctx.report_partial_state("note", &note);
+            if ctx.cancelled() {
+                return Err(Error::Cancelled("cancelled while waiting".into()));
+            }
+            return Err(Error::Failed("never became ready".into()));
         }
         Ok(("note".into(), note))
     }
@@ -512,6 +520,31 @@ fn a_create_that_fails_half_way_keeps_secret_inputs_secret_in_its_state() {
     };
     assert_eq!((id.as_str(), reasons), ("note", vec!["half done".to_owned()]));
     assert_eq!(properties, props! { "text" => Value::secret("half") });
+}
+
+/// What a typed create reports before it fails keeps its secret inputs
+/// secret, and the test engine records it as the host has the engine do;
+/// its Cancel reaches the call.
+#[test]
+fn a_reported_partial_state_is_sealed_and_recorded() {
+    let mut engine = crate::testing::Engine::new(Typed::<Pkg>::default());
+    let inputs = props! { "text" => Value::secret("slow") };
+    let Err(crate::testing::Failure::InitFailed(made)) = engine.create(NOTE, "n", inputs.clone()) else {
+        panic!("recorded")
+    };
+    assert_eq!((made.id.as_str(), &made.outputs), ("note", &inputs), "secret as in the inputs");
+    assert_eq!(made.init_errors, ["never became ready"]);
+    // Sealed by the typed context itself, not only by the engine's mirroring of top-level secrets.
+    let mut p = Typed::<Pkg>::default();
+    assert!(create(&mut p, NOTE, inputs.clone(), false).is_err());
+    assert_eq!(crate::context::native::take_partial(), Some(("note".to_owned(), inputs.clone())));
+    engine.cancel(true);
+    let Err(crate::testing::Failure::InitFailed(made)) = engine.create(NOTE, "m", inputs) else { panic!("recorded") };
+    engine.cancel(false);
+    assert_eq!(made.init_errors, ["cancelled while waiting"]);
+    // A later call that reports nothing fails as it is.
+    let err = engine.create(NOTE, "o", props! { "text" => "" });
+    assert!(matches!(err, Err(crate::testing::Failure::Check(_))), "{err:?}");
 }
 
 /// The engine's Update with nothing changed, after an `init_failed`, to a
