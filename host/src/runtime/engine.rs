@@ -263,6 +263,7 @@ impl Runtime {
         let (pre, cache_hit, digest) = prepared.await.map_err(|e| RuntimeError::Engine(e.to_string()))??;
         let contract = pre.contract();
         let pool = Arc::new(Pool::new(self.clone(), pre, logs));
+        pool.set_sandbox(Sandbox::before_naming(&self.config, &policy.for_any_name(&digest)));
         let info = {
             let mut lease = pool.lease(None, false).await?;
             let limit = lease.timeout();

@@ -151,6 +151,22 @@ impl Policy {
         Ok(policy)
     }
 
+    /// The grants of every section that could apply to the component with
+    /// `digest`, whatever name it gives itself: the defaults alone (a name
+    /// the policy does not have) and each section not pinned to another
+    /// component. The limits a component runs under before it has named
+    /// itself are the largest of these, since by naming itself it could
+    /// have any of them; it gets none of their capabilities then.
+    pub fn for_any_name(&self, digest: &str) -> Vec<Grants> {
+        let applies = |g: &&Grants| g.digest.as_deref().is_none_or(|d| d.trim_start_matches("sha256:") == digest);
+        let sections = self.providers.values().filter(applies).map(|own| {
+            let mut g = self.defaults.clone();
+            g.merge(own.clone());
+            g
+        });
+        std::iter::once(self.defaults.clone()).chain(sections).collect()
+    }
+
     /// The grants for `provider`, the component with lower-case hex SHA-256
     /// `digest`: the defaults plus its own section, unless that section pins
     /// another component's digest.

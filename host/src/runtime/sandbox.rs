@@ -58,6 +58,18 @@ impl Sandbox {
         }
     }
 
+    /// Nothing granted, within the largest limits any of `candidates` (see
+    /// [`crate::runtime::Policy::for_any_name`]) sets: how a component runs
+    /// its start code and says its name, so that a policy's limits hold
+    /// from the first instruction, not only once it is named.
+    pub fn before_naming(config: &RuntimeConfig, candidates: &[Grants]) -> Sandbox {
+        let (memory, memory_total, timeout) = candidates
+            .iter()
+            .map(|g| limits(g, config))
+            .fold((0, 0, Duration::ZERO), |(m, t, d), (gm, gt, gd)| (m.max(gm), t.max(gt), d.max(gd)));
+        Sandbox { memory, memory_total, timeout, ..Sandbox::deny_all(config) }
+    }
+
     pub fn new(provider: &str, grants: Grants, config: &RuntimeConfig) -> Result<Sandbox, RuntimeError> {
         grants.validate().map_err(|e| RuntimeError::Policy(e.to_string()))?;
         for d in &grants.dirs {
@@ -74,20 +86,15 @@ impl Sandbox {
             .into_iter()
             .map(|k| format!("env \"{k}\" is granted to provider {provider} but not set in its environment"))
             .collect();
-        let memory = grants.memory_mb.map_or(config.max_memory, |mb| mb.clamp(1, 4095) << 20);
-        let memory_total =
-            grants.memory_total_mb.map_or(config.max_total_memory, |mb| mb.clamp(1, MAX_TOTAL_MEMORY_MB) << 20);
+        let (memory, memory_total, timeout) = limits(&grants, config);
         Ok(Sandbox {
             notes,
             provider: provider.to_owned(),
             http: Arc::new(grants.http_grants()),
             env,
             memory,
-            memory_total: memory_total.max(memory),
-            timeout: grants
-                .timeout_s
-                .map_or(config.call_timeout, |s| Duration::from_secs(s.max(1)))
-                .min(MAX_CALL_TIMEOUT),
+            memory_total,
+            timeout,
             grants,
         })
     }
@@ -122,9 +129,42 @@ impl Sandbox {
     }
 }
 
+/// The memory limit, the provider's total and the call timeout `grants` set,
+/// the host's where they set none.
+fn limits(grants: &Grants, config: &RuntimeConfig) -> (usize, usize, Duration) {
+    let memory = grants.memory_mb.map_or(config.max_memory, |mb| mb.clamp(1, 4095) << 20);
+    let memory_total =
+        grants.memory_total_mb.map_or(config.max_total_memory, |mb| mb.clamp(1, MAX_TOTAL_MEMORY_MB) << 20);
+    let timeout = grants.timeout_s.map_or(config.call_timeout, |s| Duration::from_secs(s.max(1))).min(MAX_CALL_TIMEOUT);
+    (memory, memory_total.max(memory), timeout)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Before a component names itself it runs within the largest limits
+    /// any name could give it, with none of any section's capabilities:
+    /// a policy of `[defaults] memory-mb = 64` holds from its start code on.
+    #[test]
+    fn a_component_not_yet_named_runs_within_the_largest_limits_a_name_could_give() {
+        const MIB: usize = 1 << 20;
+        let config = RuntimeConfig { cache: None, ..RuntimeConfig::default() };
+        let policy: crate::runtime::Policy = toml::from_str(
+            "[defaults]\nmemory-mb = 64\ntimeout-s = 30\n\
+             [providers.big]\nmemory-mb = 300\nenv = [\"HOME\"]\n\
+             [providers.pinned]\nmemory-mb = 900\ndigest = \"sha256:other\"\n",
+        )
+        .unwrap();
+        let s = Sandbox::before_naming(&config, &policy.for_any_name("mine"));
+        assert_eq!((s.memory, s.timeout), (300 * MIB, Duration::from_secs(30)), "`big`'s, not the pinned one's");
+        assert!(s.env.is_empty() && s.grants.env.is_empty() && s.provider.is_empty(), "no capability");
+        let only_defaults: crate::runtime::Policy = toml::from_str("[defaults]\nmemory-mb = 64\n").unwrap();
+        let s = Sandbox::before_naming(&config, &only_defaults.for_any_name("mine"));
+        assert_eq!((s.memory, s.timeout), (64 * MIB, config.call_timeout));
+        let s = Sandbox::before_naming(&config, &crate::runtime::Policy::default().for_any_name("mine"));
+        assert_eq!(s.memory, config.max_memory, "no policy: the host's");
+    }
 
     #[test]
     fn deadlines_are_capped_at_a_week() {

@@ -13,6 +13,29 @@ async fn an_infinite_loop_is_stopped_at_the_deadline() {
     assert!(took >= Duration::from_millis(2500) && took < Duration::from_secs(20), "stopped after {took:?}");
 }
 
+/// A policy's limits hold from a component's first instruction: its start
+/// code, and the plugin info it gives before it has named itself, run within
+/// the largest limits any name could give it (here the defaults' 1 MiB, too
+/// little for it), not the host's 512 MiB.
+#[tokio::test]
+async fn a_policy_s_limits_hold_before_the_component_names_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = dir.path().join("policy.toml");
+    std::fs::write(&policy, "[defaults]\nmemory-mb = 1\n").unwrap();
+    let run = tokio::process::Command::new(host_bin())
+        .arg("serve")
+        .arg("--policy")
+        .arg(&policy)
+        .arg(component("echo-provider"))
+        .env("PULUMI_WASM_CACHE_DIR", dir.path().join("cache"))
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(Duration::from_secs(60), run).await.expect("refused, not served").unwrap();
+    assert!(!out.status.success() && out.stdout.is_empty(), "no port line: {out:?}");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("ran out of memory") && said.contains("limit of 1 MiB"), "{said}");
+}
+
 /// The largest `timeout-s` a policy file can hold (TOML's largest integer,
 /// some 292 billion years) is capped, not added to the clock: that
 /// overflowed and panicked each call.
