@@ -295,7 +295,9 @@ async fn run_generic(engine: EngineArgs, rt: RuntimeArgs, beside: Option<&Path>)
     let version = semver::Version::parse(env!("CARGO_PKG_VERSION"))?;
     let link = EngineLink::new(engine.engine_address);
     link.forward_logs(log_rx);
-    Ok(serve(ProviderService::with_backend(Arc::new(provider), &version, link), rt.serve_options()).await?)
+    // Components that take the autonaming options get them; the others do not (see its `check`).
+    let service = ProviderService::with_backend(Arc::new(provider), &version, link).supports_autonaming(true);
+    Ok(serve(service, rt.serve_options()).await?)
 }
 
 /// `pack --generic`: a plugin folder holding `pulumi-resource-wasm`.

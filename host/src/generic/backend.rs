@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::{GenericProvider, Sub, not_parameterized, param};
 use crate::runtime::bindings::{rp, types};
-use crate::runtime::{Backend, CallError, CallResult, urn_type};
+use crate::runtime::{Backend, CallError, CallResult, LogQueue, LogSeverity, urn_type};
 
 /// Backend methods that pass the request to the pool of the sub-package
 /// owning `request.<field>`.
@@ -55,7 +55,6 @@ impl Backend for GenericProvider {
         diff_config(rp::DiffRequest) -> rp::DiffResponse, by type_;
         invoke(rp::InvokeRequest) -> rp::InvokeResponse, by token;
         call(rp::CallRequest) -> rp::CallResponse, by token;
-        check(rp::CheckRequest) -> rp::CheckResponse, by type_;
         diff(rp::DiffRequest) -> rp::DiffResponse, by type_;
         create(rp::CreateRequest) -> rp::CreateResponse, by type_;
         read(rp::ReadRequest) -> rp::ReadResponse, by type_;
@@ -63,6 +62,27 @@ impl Backend for GenericProvider {
         delete(rp::DeleteRequest) -> (), by type_;
         construct(rp::ConstructRequest) -> rp::ConstructResponse, by type_;
         list(rp::ListRequest) -> rp::ListResponse, by token;
+    }
+
+    /// The provider says at Handshake, before it serves any component, that
+    /// it takes the engine's autonaming options, so that components that
+    /// take them get them; one that does not gets none, and names its
+    /// resources as it always does, as the engine would have it with a
+    /// provider that does not take them (saying so once).
+    async fn check(&self, timeout: Option<Duration>, mut req: rp::CheckRequest) -> CallResult<rp::CheckResponse> {
+        let sub = self.route(&req.type_)?;
+        if req.autonaming.is_some() && !sub.unit.loaded.autonaming {
+            req.autonaming = None;
+            if !sub.unit.told_no_autonaming.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                let message = format!(
+                    "component {} (package {}) does not take the stack's autonaming configuration: \
+                     its resources are named as it names them",
+                    sub.unit.loaded.name, sub.name
+                );
+                LogQueue::new(self.logs.clone()).send(LogSeverity::Warning, message, Some(req.urn.clone()), false);
+            }
+        }
+        sub.unit.loaded.pool.check(timeout, req).await
     }
 
     /// Configures the package the provider resource is for: by its type, or

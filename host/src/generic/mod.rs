@@ -97,6 +97,8 @@ struct Unit {
     digest: String,
     grants: Grants,
     loaded: LoadedProvider,
+    /// Whether the user was told that it does not take autonaming options.
+    told_no_autonaming: std::sync::atomic::AtomicBool,
 }
 
 /// A package this host serves after a Parameterize call.
@@ -285,7 +287,7 @@ impl GenericProvider {
         let loaded = self.runtime.load(wasm, self.logs.clone(), policy).await?;
         tracing::info!("loaded {} {} (sha256:{digest}, cached: {})", loaded.name, loaded.version, loaded.cache_hit);
         let grants = policy.for_provider(&loaded.name, digest);
-        let unit = Arc::new(Unit { digest: digest.to_owned(), grants, loaded });
+        let unit = Arc::new(Unit { digest: digest.to_owned(), grants, loaded, told_no_autonaming: Default::default() });
         units.push(unit.clone());
         Ok(unit)
     }

@@ -300,3 +300,44 @@ async fn components_share_the_instance_slots_and_idle_ones_give_way() {
     assert_eq!(err.code(), Code::Unimplemented, "{err:?}");
     assert!(sleeping.await.unwrap().is_ok());
 }
+
+/// The parameterized provider says at Handshake that it takes the stack's
+/// autonaming options, before it serves any component: echo, which takes
+/// them, gets them; random, which does not, gets none (as the engine would
+/// have it with a provider of its own that does not), and the user is told
+/// once.
+#[tokio::test]
+async fn autonaming_options_reach_the_components_that_take_them() {
+    use pulumirpc::check_request::{AutonamingOptions, autonaming_options::Mode};
+    let bench = Bench::new().await;
+    let mut p = bench.start("store").await;
+    let request = ProviderHandshakeRequest { engine_address: bench.engine.address.clone(), ..Default::default() };
+    let hs = p.client.handshake(request).await.unwrap().into_inner();
+    assert!(hs.supports_autonaming_configuration);
+    for name in ["echo", "random"] {
+        let file = bench.dir.path().join(format!("{name}.wasm"));
+        std::fs::copy(component(&format!("{name}-provider")), &file).unwrap();
+        by_args(&mut p, &[file.to_str().unwrap()]).await.unwrap();
+    }
+    let options = || Some(AutonamingOptions { proposed_name: "proposed-1a2b".into(), mode: Mode::Enforce as i32 });
+    let check = |type_: &str, news: Json| CheckRequest {
+        urn: format!("urn:pulumi:dev::proj::{type_}::t"),
+        r#type: type_.into(),
+        news: Some(to_struct(news)),
+        random_seed: vec![7; 32],
+        autonaming: options(),
+        ..Default::default()
+    };
+    let echoed = p.client.check(check("echo:index:Thing", json!({"name": "mine"}))).await.unwrap().into_inner();
+    assert_eq!(from_struct(echoed.inputs.as_ref())["name"], "proposed-1a2b", "enforced by echo");
+    for _ in 0..2 {
+        let checked = p.client.check(check(STRING, json!({"length": 4}))).await.unwrap().into_inner();
+        assert!(checked.failures.is_empty(), "{:?}", checked.failures);
+    }
+    let told = bench.engine.wait_for_log(|l| l.message.contains("does not take the stack's autonaming")).await;
+    let told = told.expect("the user is told");
+    assert!(told.message.starts_with("component random (package random)"), "{}", told.message);
+    assert_eq!(told.urn, format!("urn:pulumi:dev::proj::{STRING}::t"));
+    let times = bench.engine.logs().iter().filter(|l| l.message.contains("autonaming configuration")).count();
+    assert_eq!(times, 1, "once");
+}
