@@ -285,6 +285,14 @@ enum Seg {
     Any,
 }
 
+/// Whether one of two property paths (or patterns, `*` any key or index)
+/// lies at or below the other, as the engine relates a `replaceOnChanges`
+/// path to a changed one; paths that do not parse relate to nothing.
+pub(crate) fn related(a: &str, b: &str) -> bool {
+    let (Some(a), Some(b)) = (segments(a), segments(b)) else { return false };
+    a.iter().zip(&b).all(|(x, y)| *x == Seg::Any || *y == Seg::Any || x == y)
+}
+
 /// A property path as [`push_key`] and [`push_index`] write it (`a.b`,
 /// `a["x.y"]`, `a[0]`), or as a pattern (`a[*].b`, `a.*`); `None` when it
 /// is not one.
@@ -511,6 +519,14 @@ mod tests {
         let m = |v: Value| props! { "content" => v };
         let d = Differ::new().diff(&m(text(Some("h1"), "a")), &m(Value::secret(text(Some("h1"), "b"))));
         assert_eq!(d.changes, DiffChanges::None, "{d:?}");
+    }
+
+    /// As the engine relates a program's `replaceOnChanges` to a change.
+    #[test]
+    fn paths_are_related_at_above_or_below_each_other() {
+        assert!(related("tags", "tags.env") && related("tags.env", "tags") && related("tags", "tags"));
+        assert!(related("items[*].name", "items[2].name") && related("*", "anything"));
+        assert!(!related("tags.env", "tags.team") && !related("a", "b") && !related("a..b", "a"));
     }
 
     #[test]

@@ -44,6 +44,7 @@ use std::fmt;
 #[cfg(all(feature = "http", not(target_arch = "wasm32")))]
 pub use crate::http::imp::{HttpMock, Reply, Sent};
 
+use crate::diff;
 use crate::provider::*;
 use crate::value::{PropertyMap, Value};
 
@@ -56,6 +57,28 @@ pub struct Engine<P: Provider> {
     checks: u64,
     /// The stack's autonaming configuration: a mode and a name pattern.
     autonaming: Option<(AutonamingMode, String)>,
+    /// The program's resource options, applied as the engine applies them.
+    options: Options,
+}
+
+/// Resource options a program gives, which the engine applies around the
+/// provider's calls (see [`Engine::options`]).
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// `ignoreChanges`: top-level input keys whose new values the engine
+    /// replaces with the old ones (drops, when there were none) before
+    /// Check; Diff and Update are told of them too.
+    pub ignore_changes: Vec<String>,
+    /// `replaceOnChanges`: a change at, above or below one of these keys or
+    /// paths (`tags.env`, `items[*].name`) replaces the resource, whatever
+    /// the provider's Diff says.
+    pub replace_on_changes: Vec<String>,
+    /// `deleteBeforeReplace`: a replacement deletes the old resource first.
+    pub delete_before_replace: bool,
+    /// `customTimeouts`, in seconds (0: none): each call's `timeout`.
+    pub create_timeout: f64,
+    pub update_timeout: f64,
+    pub delete_timeout: f64,
 }
 
 /// A resource as the engine records it after a step.
@@ -128,7 +151,16 @@ pub type Outcome<T> = std::result::Result<T, Failure>;
 
 impl<P: Provider> Engine<P> {
     pub fn new(provider: P) -> Self {
-        Engine { provider, stack: "test".into(), project: "test".into(), checks: 0, autonaming: None }
+        let options = Options::default();
+        Engine { provider, stack: "test".into(), project: "test".into(), checks: 0, autonaming: None, options }
+    }
+
+    /// The program's resource options for the calls that follow, as the
+    /// engine applies them: `ignoreChanges` before Check, `replaceOnChanges`
+    /// and `deleteBeforeReplace` after Diff, `customTimeouts` in the requests.
+    pub fn options(&mut self, options: Options) -> &mut Self {
+        self.options = options;
+        self
     }
 
     /// Names resources as a stack configured for autonaming does: every
@@ -249,7 +281,8 @@ impl<P: Provider> Engine<P> {
 
     fn create_request(&self, token: &str, name: &str, properties: PropertyMap, preview: bool) -> CreateRequest {
         let urn = self.urn(token, name);
-        CreateRequest { urn, name: name.into(), resource_type: token.into(), properties, timeout: 0.0, preview }
+        let timeout = self.options.create_timeout;
+        CreateRequest { urn, name: name.into(), resource_type: token.into(), properties, timeout, preview }
     }
 
     /// Check of new inputs against `state`, then Diff: the step an update
@@ -257,7 +290,13 @@ impl<P: Provider> Engine<P> {
     /// come from a second Check without the old inputs, as the engine does
     /// (what the provider carried over from the old resource, a name or a
     /// default, must be chosen afresh for the new one).
-    pub fn plan(&mut self, state: &State, inputs: PropertyMap) -> Outcome<(Step, PropertyMap)> {
+    pub fn plan(&mut self, state: &State, mut inputs: PropertyMap) -> Outcome<(Step, PropertyMap)> {
+        for key in &self.options.ignore_changes {
+            match state.inputs.get(key) {
+                Some(old) => inputs.insert(key.clone(), old.clone()),
+                None => inputs.remove(key),
+            };
+        }
         let news = self.check(&state.token, &state.name, state.inputs.clone(), inputs.clone())?;
         let diff = self.provider.diff(DiffRequest {
             id: state.id.clone(),
@@ -267,7 +306,7 @@ impl<P: Provider> Engine<P> {
             olds: state.outputs.clone(),
             news: news.clone(),
             old_inputs: state.inputs.clone(),
-            ignore_changes: vec![],
+            ignore_changes: self.options.ignore_changes.clone(),
         })?;
         let changed = match diff.changes {
             DiffChanges::Some => true,
@@ -285,15 +324,28 @@ impl<P: Provider> Engine<P> {
         let replacing =
             |kind: &DiffKind| matches!(kind, DiffKind::AddReplace | DiffKind::DeleteReplace | DiffKind::UpdateReplace);
         let detailed = diff.detailed_diff.iter().flatten().filter(|(_, change)| replacing(&change.kind));
-        let keys = match diff.replaces {
+        let mut keys: Vec<String> = match &diff.replaces {
             keys if keys.is_empty() => detailed.map(|(path, _)| path.clone()).collect(),
-            keys => keys,
+            keys => keys.clone(),
         };
+        // The program's `replaceOnChanges`: any change related to one of its paths.
+        let changed = match &diff.detailed_diff {
+            Some(detailed) if !detailed.is_empty() => detailed.iter().map(|(path, _)| path.clone()).collect(),
+            _ => diff.diffs.clone(),
+        };
+        let forced =
+            changed.into_iter().filter(|c| self.options.replace_on_changes.iter().any(|r| diff::related(r, c)));
+        for path in forced {
+            if !keys.contains(&path) {
+                keys.push(path);
+            }
+        }
         if keys.is_empty() {
             return Ok((Step::Update, news));
         }
         let fresh = self.check(&state.token, &state.name, PropertyMap::new(), inputs)?;
-        Ok((Step::Replace { delete_before_replace: diff.delete_before_replace, keys }, fresh))
+        let delete_before_replace = diff.delete_before_replace || self.options.delete_before_replace;
+        Ok((Step::Replace { delete_before_replace, keys }, fresh))
     }
 
     /// `pulumi preview` of new inputs for an existing resource: the step,
@@ -347,8 +399,8 @@ impl<P: Provider> Engine<P> {
             olds: state.outputs.clone(),
             news,
             old_inputs: state.inputs.clone(),
-            timeout: 0.0,
-            ignore_changes: vec![],
+            timeout: self.options.update_timeout,
+            ignore_changes: self.options.ignore_changes.clone(),
             preview,
         }
     }
@@ -423,7 +475,7 @@ impl<P: Provider> Engine<P> {
             resource_type: state.token,
             properties: PropertyMap::new(),
             old_inputs: PropertyMap::new(),
-            timeout: 0.0,
+            timeout: self.options.delete_timeout,
         };
         Ok(self.provider.delete_words(req, properties, old_inputs)?)
     }

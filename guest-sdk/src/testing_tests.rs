@@ -9,6 +9,9 @@ struct Recorder {
     delete_first: bool,
     /// Diff's answer, when a test fixes it.
     diff: Option<DiffResponse>,
+    /// Each Create's, Update's and Delete's timeout, and Diff's and Update's ignoreChanges.
+    timeouts: Vec<(&'static str, f64)>,
+    ignored: Vec<Vec<String>>,
 }
 
 impl Provider for Recorder {
@@ -39,6 +42,7 @@ impl Provider for Recorder {
 
     fn diff(&mut self, req: DiffRequest) -> Result<DiffResponse> {
         self.calls.push(format!("diff {} olds={:?}", req.id, req.olds.get("id").and_then(Value::as_str)));
+        self.ignored.push(req.ignore_changes.clone());
         if let Some(fixed) = &self.diff {
             return Ok(fixed.clone());
         }
@@ -57,6 +61,7 @@ impl Provider for Recorder {
 
     fn create(&mut self, req: CreateRequest) -> Result<CreateResponse> {
         self.calls.push(format!("create preview={}", req.preview));
+        self.timeouts.push(("create", req.timeout));
         let id = match (req.preview, req.properties.get("noId")) {
             (true, _) | (_, Some(_)) => String::new(),
             _ => format!("id-{}", self.calls.len()),
@@ -72,6 +77,8 @@ impl Provider for Recorder {
 
     fn update(&mut self, req: UpdateRequest) -> Result<UpdateResponse> {
         self.calls.push(format!("update {} preview={}", req.id, req.preview));
+        self.timeouts.push(("update", req.timeout));
+        self.ignored.push(req.ignore_changes.clone());
         let mut properties = req.news;
         properties.insert("id".into(), Value::from(req.id.as_str()));
         Ok(UpdateResponse { properties, refresh_before_update: false })
@@ -93,6 +100,7 @@ impl Provider for Recorder {
 
     fn delete(&mut self, req: DeleteRequest) -> Result<()> {
         self.calls.push(format!("delete {}", req.id));
+        self.timeouts.push(("delete", req.timeout));
         Ok(())
     }
 }
@@ -135,6 +143,37 @@ fn a_lifecycle_sends_what_the_engine_sends() {
 
     e.delete(thing).unwrap();
     assert_eq!(calls(&mut e), ["delete id-2"]);
+}
+
+/// The program's resource options, as the engine applies them:
+/// `ignoreChanges` before Check, `replaceOnChanges` and
+/// `deleteBeforeReplace` after Diff, `customTimeouts` in the requests.
+#[test]
+fn the_program_s_resource_options_are_applied_as_the_engine_applies_them() {
+    let mut e = Engine::<Recorder>::default();
+    let timeouts = Options { create_timeout: 60.0, update_timeout: 30.0, delete_timeout: 10.0, ..Options::default() };
+    e.options(timeouts.clone());
+    let thing = e.create(T, "a", props! { "size" => 1, "label" => "x" }).unwrap();
+    let ignore = Options { ignore_changes: vec!["label".into(), "extra".into()], ..timeouts.clone() };
+    e.options(ignore);
+    let (step, same) = e.update(&thing, props! { "size" => 1, "label" => "y", "extra" => 1 }).unwrap();
+    assert_eq!((step, &same.inputs), (Step::Same, &thing.inputs), "the old label, and no extra");
+    let (step, updated) = e.update(&thing, props! { "size" => 1, "label" => "y", "other" => 2 }).unwrap();
+    assert_eq!((step, &updated.inputs["label"]), (Step::Update, &Value::from("x")));
+    let replace = Options { replace_on_changes: vec!["label".into()], ..timeouts.clone() };
+    e.options(replace);
+    let (step, _) = e.update(&thing, props! { "size" => 1, "label" => "z" }).unwrap();
+    assert_eq!(step, Step::Replace { delete_before_replace: false, keys: vec!["label".into()] });
+    let dbr = Options { delete_before_replace: true, ..timeouts };
+    e.options(dbr);
+    let (step, replaced) = e.update(&thing, props! { "size" => 2, "label" => "x" }).unwrap();
+    assert_eq!(step, Step::Replace { delete_before_replace: true, keys: vec!["size".into()] });
+    e.delete(replaced).unwrap();
+    let r = std::mem::take(e.provider());
+    assert!(r.ignored.iter().any(|i| i == &["label".to_owned(), "extra".to_owned()]), "{:?}", r.ignored);
+    let each = |call: &str| r.timeouts.iter().filter(|(c, _)| *c == call).map(|(_, t)| *t).collect::<Vec<_>>();
+    assert!(each("create").iter().all(|t| *t == 60.0) && each("update") == [30.0], "{:?}", r.timeouts);
+    assert!(!each("delete").is_empty() && each("delete").iter().all(|t| *t == 10.0), "{:?}", r.timeouts);
 }
 
 /// A create left unfinished is recorded with its reasons, and the next
