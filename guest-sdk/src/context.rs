@@ -46,3 +46,12 @@ pub(crate) mod native {
         PARTIAL.take()
     }
 }
+
+/// The partial state the last call on this thread reported, taken: for
+/// the host's native backend, which treats it as the host treats a
+/// component's.
+#[cfg(not(target_arch = "wasm32"))]
+#[doc(hidden)]
+pub fn take_partial_state() -> Option<(String, PropertyMap)> {
+    native::take_partial()
+}

@@ -166,8 +166,11 @@ fn update<R: Resource, S: Source + ?Sized>(
     } else {
         let (typed, decoded) = typed_inputs::<R::Inputs>(news)?;
         validated(r, &typed)?;
-        if decoded.had_secrets() {
-            *ctx.secrets.borrow_mut() = decoded.secret_paths();
+        // What a returned state keeps secret: the new inputs' secrets and the old state's.
+        if decoded.had_secrets() || old_decoded.had_secrets() {
+            let mut secrets = decoded.secret_paths();
+            secrets.extend(old_decoded.secret_paths());
+            *ctx.secrets.borrow_mut() = secrets;
         }
         let updated = match Resource::update(r, ctx, &req.id, olds, typed) {
             Err(Error::Unimplemented(_)) if unchanged::<R>(req, olds_raw.to_map(), news.to_map()) => {
@@ -299,8 +302,15 @@ impl<R: Resource> AnyResource for R {
             Ok(read) => read,
             // `Resource.get(name, id, hints)`: the engine sends the program's
             // hints as both the state and the inputs; hints that are not a
-            // whole state are read by the ID alone.
-            Err(_) if req.inputs == req.properties => return import(self, ctx, req.id),
+            // whole state are read by the ID alone. (A refresh of a resource
+            // whose state is its inputs looks the same: its invalid state is
+            // still named when it cannot be read by its ID.)
+            Err(e) if req.inputs == req.properties => {
+                return import(self, ctx, req.id).map_err(|unread| match unread {
+                    Error::Unimplemented(why) => Error::invalid(format!("{e}; and {why}")),
+                    other => other,
+                });
+            }
             Err(e) => return Err(e),
         };
         let Some((id, state)) = Resource::read(self, ctx, req.id, state)? else {

@@ -87,7 +87,12 @@ impl Resource for Thing {
         Ok(Some((id, state)))
     }
 
-    fn update(&self, _ctx: &Context, _id: &str, olds: ThingState, news: ThingArgs) -> Result<ThingState> {
+    /// A size of 9 is reported half done, then fails.
+    fn update(&self, ctx: &Context, id: &str, olds: ThingState, news: ThingArgs) -> Result<ThingState> {
+        if news.size == 9 {
+            ctx.report_partial_state(id, &olds);
+            return Err(Error::Failed("resizing failed".into()));
+        }
         Ok(ThingState { args: news, ..olds })
     }
 }
@@ -545,6 +550,32 @@ fn a_reported_partial_state_is_sealed_and_recorded() {
     // A later call that reports nothing fails as it is.
     let err = engine.create(NOTE, "o", props! { "text" => "" });
     assert!(matches!(err, Err(crate::testing::Failure::Check(_))), "{err:?}");
+}
+
+/// An update's reported partial state keeps the old state's secrets too:
+/// tags the program gave as a secret before and plain now are still
+/// secret in what the old state reported.
+#[test]
+fn an_update_s_partial_state_keeps_the_old_state_s_secrets() {
+    let mut p = Typed::<Pkg>::default();
+    let tags = Value::secret(props! { "team" => "a" });
+    let olds = props! { "name" => "a", "tags" => tags.clone(), "size" => 1, "arn" => "arn:a", "key" => Value::secret("k"), "region" => "" };
+    let news = props! { "name" => "a", "tags" => props! { "team" => "a" }, "size" => 9 };
+    let req = UpdateRequest {
+        id: "id-a".into(),
+        urn: String::new(),
+        name: "a".into(),
+        resource_type: THING.into(),
+        olds: olds.clone(),
+        news,
+        old_inputs: PropertyMap::new(),
+        timeout: 0.0,
+        ignore_changes: vec![],
+        preview: false,
+    };
+    assert!(p.update(req).is_err());
+    let (id, reported) = crate::context::native::take_partial().expect("reported");
+    assert_eq!((id.as_str(), &reported["tags"]), ("id-a", &tags));
 }
 
 /// The engine's Update with nothing changed, after an `init_failed`, to a
