@@ -33,7 +33,8 @@ use anyhow::Context;
 use clap::Parser;
 use pulumi_wasm_host::runtime::bindings::rp;
 use pulumi_wasm_host::runtime::{
-    Backend, CallError, CallResult, LOG_CHANNEL, LogQueue, LogSeverity, RuntimeError, SetupCall, SetupLog,
+    Backend, CallError, CallResult, LOG_CHANNEL, LogQueue, LogSeverity, PartialState, RuntimeError, SetupCall,
+    SetupLog, provider_message,
 };
 use pulumi_wasm_host::server::{EngineLink, ProviderService, ServeOptions, serve};
 use pulumi_wasm_sdk::Provider;
@@ -184,6 +185,29 @@ impl<P: Provider> NativeBackend<P> {
         result.map_err(|e| CallError::Provider { error: convert::error(e), denials: vec![] })
     }
 
+    /// [`Self::with`] for a Create or Update; `makes` when it makes or
+    /// changes a resource (not a preview): an error after the call reported
+    /// partial state is then a resource left unfinished, for the engine to
+    /// record, as the host has it of a component.
+    fn with_made<T>(&self, makes: bool, call: impl FnOnce(&mut P) -> pulumi_wasm_sdk::Result<T>) -> CallResult<T> {
+        let _ = pulumi_wasm_sdk::context::take_partial_state();
+        let result = self.with(call, None);
+        match (result, pulumi_wasm_sdk::context::take_partial_state()) {
+            (Err(CallError::Provider { error, denials }), Some((id, properties)))
+                if makes && !matches!(error, pulumi_wasm_host::runtime::bindings::types::Error::InitFailed(_)) =>
+            {
+                let value = convert::wire_map(properties);
+                let bytes =
+                    value.words.len() * 4 + value.text.len() + value.long.iter().map(String::len).sum::<usize>();
+                let mut message = provider_message(&error);
+                denials.iter().for_each(|d| message.push_str(&format!("; {d}")));
+                let partial = PartialState { id, properties: Some(value), bytes };
+                Err(CallError::Runtime(RuntimeError::Unfinished { message, partial: Some(partial) }))
+            }
+            (result, _) => result,
+        }
+    }
+
     /// This thread's provider value, if it has one.
     fn take(&self) -> Option<Instance<P>> {
         let kept = INSTANCES.with(|m| m.borrow_mut().remove(&self.id));
@@ -249,13 +273,10 @@ impl<P: Provider> Backend for NativeBackend<P> {
     }
 
     async fn create(&self, _: Option<Duration>, r: rp::CreateRequest) -> CallResult<rp::CreateResponse> {
-        self.with(
-            |p| {
-                let (req, properties) = convert::create(r)?;
-                p.create_outputs(req, properties).map(convert::create_response)
-            },
-            None,
-        )
+        self.with_made(!r.preview, |p| {
+            let (req, properties) = convert::create(r)?;
+            p.create_outputs(req, properties).map(convert::create_response)
+        })
     }
 
     async fn read(&self, _: Option<Duration>, r: rp::ReadRequest) -> CallResult<rp::ReadResponse> {
@@ -263,13 +284,10 @@ impl<P: Provider> Backend for NativeBackend<P> {
     }
 
     async fn update(&self, _: Option<Duration>, r: rp::UpdateRequest) -> CallResult<rp::UpdateResponse> {
-        self.with(
-            |p| {
-                let (req, [olds, news, old_inputs]) = convert::update(r)?;
-                p.update_outputs(req, olds, news, old_inputs).map(convert::update_response)
-            },
-            None,
-        )
+        self.with_made(!r.preview, |p| {
+            let (req, [olds, news, old_inputs]) = convert::update(r)?;
+            p.update_outputs(req, olds, news, old_inputs).map(convert::update_response)
+        })
     }
 
     async fn delete(&self, _: Option<Duration>, r: rp::DeleteRequest) -> CallResult<()> {

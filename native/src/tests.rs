@@ -95,6 +95,30 @@ async fn a_panic_fails_the_call_and_the_backend_keeps_serving() {
     assert_eq!(map(out.outputs).unwrap()["config"], Value::Object(props! { "k" => 1 }));
 }
 
+/// A create that reported what it made and then failed leaves a resource
+/// for the engine to record, as from a component; a preview does not.
+#[tokio::test]
+async fn a_create_that_made_something_and_then_failed_is_unfinished() {
+    let b = backend();
+    let create = |preview: bool| rp::CreateRequest {
+        urn: "urn:pulumi:dev::proj::echo:index:Thing::flaky".into(),
+        name: "flaky".into(),
+        type_: "echo:index:Thing".into(),
+        properties: wire_map(props! { "hang" => "failing" }),
+        timeout: 0.0,
+        preview,
+    };
+    match b.create(None, create(false)).await {
+        Err(CallError::Runtime(RuntimeError::Unfinished { message, partial: Some(p) })) => {
+            assert_eq!((message.as_str(), p.id.as_str()), ("partial-flaky never became ready", "partial-flaky"));
+            assert_eq!(map(p.properties.unwrap()).unwrap()["stage"], Value::from("half"));
+        }
+        other => panic!("expected an unfinished resource, got {other:?}"),
+    }
+    let previewed = b.create(None, create(true)).await;
+    assert!(matches!(previewed, Err(CallError::Provider { error: types::Error::Failed(_), .. })), "{previewed:?}");
+}
+
 #[tokio::test]
 async fn provider_errors_keep_their_kind() {
     let b = backend();

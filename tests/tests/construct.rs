@@ -678,6 +678,19 @@ async fn a_parameterize_answer_must_be_the_package_asked_for() {
     let err = p.client.parameterize(ParameterizeRequest { parameters: Some(Parameters::Args(args)) }).await;
     let err = err.unwrap_err();
     assert!(err.message().contains("the package name \"not a name!\": not a package name"), "{err:?}");
+    // Refused, so not kept: the provider serves no `fleet` package (its
+    // Construct registers none, whether or not it may make the component).
+    let monitor = TestMonitor::start().await;
+    let req = ConstructRequest {
+        monitor_endpoint: monitor.address.clone(),
+        r#type: "fleet:index:Component".into(),
+        name: "c".into(),
+        parent: STACK_URN.into(),
+        inputs: Some(to_struct(json!({ "x": 1 }))),
+        ..Default::default()
+    };
+    let _ = p.client.construct(req).await;
+    assert!(monitor.received().packages.is_empty(), "{:?}", monitor.received().packages);
 }
 
 /// A provider parameterized into another package registers that package
@@ -762,6 +775,31 @@ async fn registrations(monitor: &TestMonitor, n: usize) {
     waited.unwrap_or_else(|_| panic!("fewer than {n} registrations: {:#?}", monitor.received().registrations));
 }
 
+/// Probe Constructs of components named `names`, each on its own task.
+fn spawn_constructs(
+    p: &Plugin,
+    monitor: &TestMonitor,
+    names: &[&str],
+) -> Vec<tokio::task::JoinHandle<Result<tonic::Response<ConstructResponse>, tonic::Status>>> {
+    let spawn = |name: &&str| {
+        let mut client = p.client.clone();
+        let request = probe(monitor, name, json!({}));
+        tokio::spawn(async move { client.construct(request).await })
+    };
+    names.iter().map(spawn).collect()
+}
+
+/// A Check of a probe resource: a call that needs no monitor.
+fn thing_check() -> CheckRequest {
+    CheckRequest {
+        urn: "urn:pulumi:dev::proj::probe:index:Thing::t".into(),
+        name: "t".into(),
+        r#type: "probe:index:Thing".into(),
+        news: Some(to_struct(json!({}))),
+        ..Default::default()
+    }
+}
+
 /// A probe Construct of component `name` with `inputs`.
 fn probe(monitor: &TestMonitor, name: &str, inputs: Json) -> ConstructRequest {
     ConstructRequest {
@@ -807,41 +845,34 @@ async fn time_spent_waiting_on_the_engine_does_not_count_against_the_deadline() 
     assert_eq!(err.code(), Code::DeadlineExceeded, "{err:?}");
 }
 
-/// Constructs waiting on the engine hold at most `max_instances +
-/// max_waiting` instances (here one); the rest queue for one. Unbounded,
-/// eight of them (as a component registering its own type under itself
-/// again and again would send) took every instance slot of the engine
-/// (seven here), and resource calls found none.
+/// Constructs waiting on the engine hold at most `2 * (max_instances +
+/// max_waiting)` instances (here two); one past that fails at once, saying
+/// so, rather than queue (a nested Construct would wait for its parents,
+/// which wait on the engine for it). Unbounded, eight of them (as a
+/// component registering its own type under itself again and again would
+/// send) took every instance slot of the engine, and resource calls found none.
 #[tokio::test]
 async fn constructs_waiting_on_the_engine_leave_instances_for_resource_calls() {
     let launch = Launch::new().env("PULUMI_WASM_MAX_INSTANCES", "1").env("PULUMI_WASM_MAX_WAITING", "0");
     let (_engine, p) = launched("probe-provider", &launch).await;
     let monitor = TestMonitor::gated().await;
-    let names = ["a", "b", "c", "d", "e", "f", "g", "h"];
-    let calls: Vec<_> = names
-        .into_iter()
-        .map(|name| {
-            let mut client = p.client.clone();
-            let request = probe(&monitor, name, json!({}));
-            tokio::spawn(async move { client.construct(request).await })
-        })
-        .collect();
-    registrations(&monitor, 1).await;
-    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
-    assert_eq!(monitor.received().registrations.len(), 1, "one Construct waits on the engine, the rest queue");
-    let check = CheckRequest {
-        urn: "urn:pulumi:dev::proj::probe:index:Thing::t".into(),
-        name: "t".into(),
-        r#type: "probe:index:Thing".into(),
-        news: Some(to_struct(json!({}))),
-        ..Default::default()
-    };
-    let answered = tokio::time::timeout(std::time::Duration::from_secs(60), p.client.clone().check(check)).await;
-    assert!(answered.expect("answered").is_ok(), "a resource call still finds an instance");
+    let calls = spawn_constructs(&p, &monitor, &["a", "b", "c", "d", "e", "f", "g", "h"]);
+    registrations(&monitor, 2).await;
+    let check = tokio::time::timeout(std::time::Duration::from_secs(60), p.client.clone().check(thing_check())).await;
+    assert!(check.expect("answered").is_ok(), "a resource call still finds an instance");
     monitor.open();
+    let mut refused = 0;
     for c in calls {
-        c.await.unwrap().expect("every Construct finishes once the engine answers");
+        match c.await.unwrap() {
+            Ok(_) => {}
+            Err(e) => {
+                assert_eq!(e.code(), Code::ResourceExhausted, "{e:?}");
+                assert!(e.message().contains("2 Constructs and Calls of this provider are running"), "{e:?}");
+                refused += 1;
+            }
+        }
     }
+    assert_eq!(refused, 6, "two waited on the engine and finished");
 }
 
 #[tokio::test]
@@ -851,24 +882,11 @@ async fn constructs_waiting_on_the_engine_hold_no_permit() {
     // One permit for Construct and Call, and one Construct waiting on the
     // engine: a second (as the engine would send for a nested component of
     // this provider) still runs, and a resource call is still served.
-    let calls: Vec<_> = ["a", "b"]
-        .into_iter()
-        .map(|name| {
-            let mut client = p.client.clone();
-            let request = probe(&monitor, name, json!({}));
-            tokio::spawn(async move { client.construct(request).await })
-        })
-        .collect();
+    let calls = spawn_constructs(&p, &monitor, &["a", "b"]);
     registrations(&monitor, 2).await;
-    let check = CheckRequest {
-        urn: "urn:pulumi:dev::proj::probe:index:Thing::t".into(),
-        name: "t".into(),
-        r#type: "probe:index:Thing".into(),
-        news: Some(to_struct(json!({}))),
-        ..Default::default()
-    };
     // (Were it queued behind them, it would wait for as long as they do: forever here.)
-    let answered = tokio::time::timeout(std::time::Duration::from_secs(60), p.client.clone().check(check)).await;
+    let answered =
+        tokio::time::timeout(std::time::Duration::from_secs(60), p.client.clone().check(thing_check())).await;
     assert!(answered.expect("the Check was queued behind the Constructs").is_ok());
     assert!(calls.iter().all(|c| !c.is_finished()), "the Constructs are still waiting on the engine");
     monitor.open();

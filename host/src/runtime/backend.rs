@@ -80,16 +80,19 @@ macro_rules! exports {
                 async fn $name(&self, timeout: Option<Duration>, $($arg: $ty),*) -> CallResult<$ret> {
                     let uses_monitor = false $(|| { let _ = &$marg; true })?;
                     $( let _ = &$sarg; self.room_for_setup().map_err(CallError::NotStarted)?; )?
-                    let mut lease = self.lease(timeout, uses_monitor).await.map_err(CallError::NotStarted)?;
+                    // A resource operation the engine set no timeout for waits as long as it must.
+                    let patient = timeout.is_none() && (false $(|| ($patient))?);
+                    // A Create or Update that makes or changes a resource (not a preview).
+                    let makes = matches!(stringify!($name), "create" | "update") && (false $(|| ($patient))?);
+                    let mut lease = self.lease(timeout, uses_monitor, patient).await.map_err(CallError::NotStarted)?;
                     $(lease.open_monitor(&$marg);)?
                     let limit = lease.timeout();
                     let waited = lease.engine_wait();
-                    // A resource operation the engine set no timeout for waits as long as it must.
-                    let patient = lease.patient_turn(timeout.is_none() && (false $(|| ($patient))?));
+                    let patient = lease.patient_turn(patient);
                     let (guest, store) = lease.parts();
                     let outcome = self.bounded_waiting(limit, &waited, patient, guest.$export(store, $(&$arg),*)).await;
                     $( let outcome = lease.vouch(outcome, &$marg); )?
-                    settle(lease, outcome, [$($setup($sarg))?].into_iter().next())
+                    settle(lease, outcome, [$($setup($sarg))?].into_iter().next(), makes)
                 }
             )*
 
@@ -160,8 +163,47 @@ exports! {
     get_mappings => call_get_mappings(key: String) -> Vec<String>;
 }
 
+/// A setup call's answer the engine could not use, refused before the call
+/// is kept and replayed: a Parameterize must answer with a package name and
+/// a semantic version, and a value's own package for the value form (the
+/// engine parses the version strictly, and the registry and the SDK
+/// generated for the value name its package).
+fn check_answer<T: 'static>(call: &SetupCall, answer: &T) -> Result<(), String> {
+    let (SetupCall::Parameterize(req), Some(made)) =
+        (call, (answer as &dyn std::any::Any).downcast_ref::<rp::PackageRef>())
+    else {
+        return Ok(());
+    };
+    let named = made.name.len() <= 256
+        && made.name.starts_with(|c: char| c.is_ascii_alphabetic())
+        && made.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if !named {
+        let name = crate::text::escape(crate::text::clip(&made.name, 256), &[]);
+        return Err(format!("Parameterize answered with the package name {name:?}: not a package name"));
+    }
+    if let Err(e) = semver::Version::parse(&made.version) {
+        let version = crate::text::escape(crate::text::clip(&made.version, 256), &[]);
+        return Err(format!(
+            "Parameterize answered with the version {version:?} of package {}: not a semantic version ({e})",
+            made.name
+        ));
+    }
+    match req {
+        rp::ParameterizeRequest::Value(v) if (v.name.as_str(), v.version.as_str()) != (&made.name, &made.version) => {
+            Err(format!(
+                "Parameterize with the value of package {} {} answered package {} {}",
+                crate::text::escape(crate::text::clip(&v.name, 256), &[]),
+                crate::text::escape(crate::text::clip(&v.version, 256), &[]),
+                made.name,
+                made.version
+            ))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// What a provider's error says, for a message of the host's own.
-fn provider_message(error: &types::Error) -> String {
+pub fn provider_message(error: &types::Error) -> String {
     use types::Error as E;
     match error {
         E::Unimplemented(m)
@@ -178,28 +220,37 @@ fn provider_message(error: &types::Error) -> String {
 
 /// Ends a lease with the outcome of an export call. The instance goes back
 /// to the pool unless it trapped; a successful setup call is recorded.
-fn settle<T>(
-    lease: Lease<'_>,
+fn settle<T: 'static>(
+    mut lease: Lease<'_>,
     outcome: wasmtime::Result<Result<T, types::Error>>,
     setup: Option<SetupCall>,
+    makes: bool,
 ) -> CallResult<T> {
     match outcome {
         Ok(Ok(value)) => {
             match setup {
-                Some(call) => lease.record(call)?,
+                Some(call) => {
+                    // Refused before it is kept: the instance that ran it goes.
+                    if let Err(why) = check_answer(&call, &value) {
+                        lease.discard();
+                        return Err(CallError::Runtime(RuntimeError::BadAnswer(why)));
+                    }
+                    lease.record(call)?
+                }
                 None => lease.finish(Ok(()))?,
             };
             Ok(value)
         }
         Ok(Err(error)) => {
-            let mut lease = lease;
             let denials = lease.denials(&error);
-            // Made, then failed anyway (it was not ready, or saw Cancel): the
-            // engine must record what the call reported making, or nothing
-            // would ever delete it. The engine takes an error as "nothing changed".
+            // `makes`: made, then failed anyway (it was not ready, or saw
+            // Cancel): the engine must record what the call reported making,
+            // or nothing would ever delete it. The engine takes an error as
+            // "nothing changed".
             let partial = match &error {
                 types::Error::InitFailed(_) => None,
-                _ => lease.take_partial(),
+                _ if makes => lease.take_partial(),
+                _ => None,
             };
             lease.finish(Ok(()))?;
             match partial {
@@ -212,5 +263,32 @@ fn settle<T>(
             }
         }
         Err(trap) => Ok(lease.finish(Err(trap))?),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_parameterize_answer_is_a_package_name_and_a_semantic_version_and_the_value_s_own() {
+        let args = SetupCall::Parameterize(rp::ParameterizeRequest::Args(vec!["x".into()]));
+        let answer = |name: &str, version: &str| rp::PackageRef { name: name.into(), version: version.into() };
+        assert_eq!(check_answer(&args, &answer("my-pkg_2", "1.2.3-beta.1")), Ok(()));
+        let e = check_answer(&args, &answer("p", "v1.0")).unwrap_err();
+        assert!(e.contains("version \"v1.0\" of package p: not a semantic version"), "{e}");
+        for bad in ["", "2x", "a b", "a:b", "\u{1b}[2K"] {
+            assert!(check_answer(&args, &answer(bad, "1.0.0")).is_err(), "{bad:?}");
+        }
+        let value = SetupCall::Parameterize(rp::ParameterizeRequest::Value(rp::ParameterValue {
+            name: "fleet".into(),
+            version: "9.9.9".into(),
+            value: vec![],
+        }));
+        assert_eq!(check_answer(&value, &answer("fleet", "9.9.9")), Ok(()));
+        let e = check_answer(&value, &answer("fleet", "0.1.0")).unwrap_err();
+        assert_eq!(e, "Parameterize with the value of package fleet 9.9.9 answered package fleet 0.1.0");
+        // Other calls' answers are not looked at.
+        assert_eq!(check_answer(&args, &String::from("not a package")), Ok(()));
     }
 }

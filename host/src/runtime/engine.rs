@@ -265,7 +265,7 @@ impl Runtime {
         let pool = Arc::new(Pool::new(self.clone(), pre, logs));
         pool.set_sandbox(Sandbox::before_naming(&self.config, &policy.for_any_name(&digest)));
         let info = {
-            let mut lease = pool.lease(None, false).await?;
+            let mut lease = pool.lease(None, false, false).await?;
             let limit = lease.timeout();
             let (guest, store) = lease.parts();
             let info = pool.bounded(limit, guest.call_get_plugin_info(store)).await;
@@ -401,10 +401,10 @@ fn build_engine(config: &RuntimeConfig) -> wasmtime::Result<Engine> {
     // Pooling makes instantiation a few microseconds; it reserves address space
     // up front, so fall back to on-demand allocation where that is refused.
     // Slots: `max_instances + max_waiting` for resource calls (running, and
-    // waiting without a turn) and as many for Construct and Call (running,
-    // and waiting on the engine; see `Pool`), and room for instances being
-    // replaced.
-    let slots = (config.max_instances as u32 + config.max_waiting as u32) * 2 + config.max_instances as u32 + 4;
+    // waiting without a turn), twice as many for Construct and Call
+    // (running, and waiting on the engine; see `Pool`), and room for
+    // instances being replaced. Idle instances give way when one is missing.
+    let slots = (config.max_instances as u32 + config.max_waiting as u32) * 3 + 4;
     let mut pool = PoolingAllocationConfig::default();
     pool.total_component_instances(slots)
         .total_core_instances(slots * 8)

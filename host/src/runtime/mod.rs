@@ -20,7 +20,7 @@ mod state;
 mod ticker;
 mod turn;
 
-pub use backend::{Backend, CallError, CallResult};
+pub use backend::{Backend, CallError, CallResult, provider_message};
 pub use cache::{ArtifactCache, KnownFile, SeenFile};
 pub use deferred::Deferred;
 pub use engine::{LoadedProvider, MAX_COMPONENT_BYTES, Runtime, RuntimeConfig};
@@ -63,6 +63,9 @@ pub enum RuntimeError {
     Deadline { after: std::time::Duration, partial: Option<PartialState> },
     #[error("the call was interrupted: the engine cancelled the operation")]
     Cancelled { partial: Option<PartialState> },
+    /// An answer the host cannot pass on (see `backend::check_answer`).
+    #[error("{0}")]
+    BadAnswer(String),
     /// The provider returned an error after reporting partial state: what
     /// it reported having made exists, whatever the error says.
     #[error("{message}")]

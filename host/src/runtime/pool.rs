@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::{Duration, Instant};
 
-use tokio::sync::{AcquireError, OwnedSemaphorePermit, Semaphore, mpsc, watch};
+use tokio::sync::{AcquireError, OwnedSemaphorePermit, Semaphore, TryAcquireError, mpsc, watch};
 use wasmtime::{Store, Trap, UpdateDeadline};
 
 use super::RuntimeError;
@@ -33,6 +33,10 @@ const RECYCLE_ABOVE_HANDLES: usize = 64;
 /// The most one call may copy out of the guest (a result, or a host call's
 /// arguments). wasmtime's default, set here so the error can name it.
 const MAX_COPY_OUT: usize = 128 << 20;
+
+/// The least a call that waited in the queue for most of its deadline is
+/// given to run: it then fails at its deadline rather than never starting.
+const MIN_LEFT: Duration = Duration::from_millis(1);
 
 /// A pool's idle instances (shared with the runtime, see `Runtime::drop_idle_instances`).
 pub(super) type IdleInstances = Mutex<Vec<Instance>>;
@@ -74,10 +78,12 @@ pub struct Pool {
     /// Construct of this provider needs one of these.
     monitor_permits: Arc<Semaphore>,
     /// Instances those calls may hold, running or waiting on the engine:
-    /// as many as resource calls may. Without a bound, a Construct that
-    /// registers a component of its own type under itself, again and
-    /// again, would take every instance slot of the engine.
+    /// twice as many as resource calls may. Without a bound, a Construct
+    /// that registers a component of its own type under itself, again and
+    /// again, would take every instance slot of the engine, and resource
+    /// calls would find none.
     monitor_instances: Arc<Semaphore>,
+    monitor_instances_max: usize,
     setup: SetupLog,
     /// The plugin the engine booted, when this pool serves it directly
     /// (not as one component of the generic provider): a Parameterize by
@@ -97,8 +103,8 @@ impl Pool {
         let permits = Arc::new(Semaphore::new(runtime.config.max_instances.max(1)));
         let instances = Arc::new(Semaphore::new(runtime.config.max_instances.max(1) + runtime.config.max_waiting));
         let monitor_permits = Arc::new(Semaphore::new(runtime.config.max_instances.max(1)));
-        let monitor_instances =
-            Arc::new(Semaphore::new(runtime.config.max_instances.max(1) + runtime.config.max_waiting));
+        let monitor_instances_max = 2 * (runtime.config.max_instances.max(1) + runtime.config.max_waiting);
+        let monitor_instances = Arc::new(Semaphore::new(monitor_instances_max));
         let sandbox = RwLock::new(Arc::new(Sandbox::deny_all(&runtime.config)));
         let cancel = Cancellation { flag: Arc::default(), interrupt_at: watch::Sender::new(None) };
         let reads_held_texts = pre.reads_held_texts();
@@ -134,6 +140,7 @@ impl Pool {
             instances,
             monitor_permits,
             monitor_instances,
+            monitor_instances_max,
             setup: SetupLog::default(),
             base: OnceLock::new(),
             packages: RwLock::default(),
@@ -201,24 +208,49 @@ impl Pool {
 
     /// An instance for one call, brought up to date with the setup calls.
     /// `timeout` bounds the call (the provider's default when `None`);
-    /// `uses_monitor`: a Construct or Call, which takes its own permit.
-    pub async fn lease(&self, timeout: Option<Duration>, uses_monitor: bool) -> Result<Lease<'_>, RuntimeError> {
+    /// `uses_monitor`: a Construct or Call, which takes its own permit;
+    /// `patient`: a resource operation whose waits do not count, nor does
+    /// its wait in the queue.
+    pub async fn lease(
+        &self,
+        timeout: Option<Duration>,
+        uses_monitor: bool,
+        patient: bool,
+    ) -> Result<Lease<'_>, RuntimeError> {
         let timeout =
             timeout.unwrap_or_else(|| self.sandbox.read().expect("sandbox lock").timeout).min(MAX_CALL_TIMEOUT);
-        let (permits, instances) = match uses_monitor {
-            true => (&self.monitor_permits, &self.monitor_instances),
-            false => (&self.permits, &self.instances),
+        let queued_at = std::time::Instant::now();
+        let closed = |e: AcquireError| RuntimeError::Engine(e.to_string());
+        let (permits, instance) = if uses_monitor {
+            // Not queued: a Construct waiting for one would wait for its
+            // parents, which wait on the engine for it (a nested Construct).
+            match self.monitor_instances.clone().try_acquire_owned() {
+                Ok(instance) => (&self.monitor_permits, Some(instance)),
+                Err(TryAcquireError::Closed) => return Err(RuntimeError::Engine("the pool is closed".into())),
+                Err(TryAcquireError::NoPermits) => {
+                    return Err(RuntimeError::NoInstance(format!(
+                        "{} Constructs and Calls of this provider are running or waiting on the engine already, \
+                         as many as it keeps at once (raise --max-instances or --max-waiting)",
+                        self.monitor_instances_max
+                    )));
+                }
+            }
+        } else {
+            (&self.permits, None)
         };
-        // Waiting in the queue counts against the call's deadline: behind
-        // calls that wait long (on HTTP, or on the engine), a call would
-        // otherwise wait without end.
+        // Waiting in the queue counts against the call's deadline, unless
+        // it is patient: behind calls that wait long (on HTTP, on the
+        // engine), a Check would otherwise wait without end.
         let queued = async {
-            let closed = |e: AcquireError| RuntimeError::Engine(e.to_string());
-            let instance = instances.clone().acquire_owned().await.map_err(closed)?;
+            let instance = match instance {
+                Some(taken) => taken,
+                None => self.instances.clone().acquire_owned().await.map_err(closed)?,
+            };
             let permit = permits.clone().acquire_owned().await.map_err(closed)?;
             Ok::<_, RuntimeError>((instance, permit))
         };
-        let (instance, permit) = match tokio::time::timeout(timeout, queued).await {
+        let bound = if patient { MAX_CALL_TIMEOUT } else { timeout };
+        let (instance, permit) = match tokio::time::timeout(bound, queued).await {
             Ok(taken) => taken?,
             Err(_) => {
                 return Err(RuntimeError::NoInstance(format!(
@@ -227,6 +259,8 @@ impl Pool {
                 )));
             }
         };
+        // What is left of the deadline (all of it, for a patient call).
+        let timeout = if patient { timeout } else { timeout.saturating_sub(queued_at.elapsed()).max(MIN_LEFT) };
         let run = self.setup.run();
         let pooled = self.idle.lock().expect("pool lock").pop();
         // The rare paths (a new instance, replaying setup calls) are boxed:
@@ -576,6 +610,12 @@ impl<'a> Lease<'a> {
         self.inst.as_mut().expect("lease holds an instance until finished").store.data_mut().partial.take()
     }
 
+    /// Ends the lease, throwing the instance away: it ran a call whose
+    /// effect is not kept (a refused setup call).
+    pub fn discard(mut self) {
+        self.inst = None;
+    }
+
     /// Ends the lease with the outcome of a guest call.
     pub fn finish<T>(mut self, outcome: wasmtime::Result<T>) -> Result<T, RuntimeError> {
         let mut inst = self.inst.take().expect("lease holds an instance until finished");
@@ -658,28 +698,34 @@ impl<'a> Lease<'a> {
         let full = format!("{e:#}");
         // wasmtime's error type for this is private; its message is what there is.
         let fuel = full.contains("fuel allocated for hostcalls has been exhausted");
-        let full = if full.len() > crate::text::MAX_MESSAGE { format!("{}; {full}", e.root_cause()) } else { full };
-        let mut message = full;
+        // The cause and the guest's stderr each get part of the message, so
+        // that the denials after them (naming a missing grant) are kept.
+        const PART: usize = crate::text::MAX_MESSAGE * 3 / 8;
+        let full = if full.len() > PART { format!("{}; {full}", e.root_cause()) } else { full };
+        let mut message = crate::text::escape_within(full, crate::text::LINES, PART);
         if let Some(cap) = data.limits.refused {
-            let message = crate::text::escape_within(message, crate::text::LINES, crate::text::MAX_MESSAGE);
             // Debug-formatted, as below: one line, whatever the guest's names hold.
             tracing::warn!("discarding an instance that hit a memory limit: {message:?}");
             return RuntimeError::OutOfMemory { cap, partial };
         }
         if fuel {
-            let message = crate::text::escape_within(message, crate::text::LINES, crate::text::MAX_MESSAGE);
             tracing::warn!("discarding an instance that copied too much in one call: {message:?}");
             return RuntimeError::TooMuchData { limit: MAX_COPY_OUT, partial };
         }
-        let stderr = data.stderr_text();
+        let stderr = data.stderr_text(PART);
         if !stderr.is_empty() {
             message.push_str(&format!("; guest stderr: {stderr}"));
         }
         for denial in self.pool.denials_of(inst, true) {
             message.push_str(&format!("; {denial}"));
         }
-        // Cut once everything is in: the cause first, then the guest's stderr and the denials.
-        let message = crate::text::escape_within(message, crate::text::LINES, crate::text::MAX_MESSAGE);
+        // The denials fill what is left (each part is escaped already).
+        if message.len() > crate::text::MAX_MESSAGE {
+            let kept = crate::text::clip(&message, crate::text::MAX_MESSAGE).len();
+            let cut = message.len() - kept;
+            message.truncate(kept);
+            message.push_str(&format!(" [{cut} more bytes cut]"));
+        }
         // Debug-formatted: one line, whatever a guest put in its stderr or its names.
         tracing::warn!("discarding a faulted instance: {message:?}");
         RuntimeError::Trap { message, partial }

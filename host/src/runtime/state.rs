@@ -121,7 +121,7 @@ impl EngineWait {
 #[derive(Clone, Debug)]
 pub struct PartialState {
     pub id: String,
-    /// `None` when they were too large to keep ([`MAX_PARTIAL_BYTES`]).
+    /// `None` when they were too large to keep (over 8 MiB).
     pub properties: Option<types::Value>,
     /// Their size in the guest's encoding.
     pub bytes: usize,
@@ -233,10 +233,11 @@ impl HostState {
     /// What the guest wrote to stderr (e.g. a panic message), lossily decoded.
     /// Escaped ([`crate::text`]): this goes into the host's log and statuses,
     /// where a guest's newlines could forge lines of its own.
-    pub(super) fn stderr_text(&self) -> String {
+    /// Cut to `max` bytes.
+    pub(super) fn stderr_text(&self, max: usize) -> String {
         let bytes = self.stderr.contents();
         let text = String::from_utf8_lossy(&bytes);
-        crate::text::escape(text.trim(), &[]).into_owned()
+        crate::text::escape_within(text.trim().to_owned(), &[], max)
     }
 
     /// Forgets the call's partial state, denials, monitor and waits on the

@@ -76,7 +76,10 @@ pub fn runtime(e: RuntimeError, o: WireOptions, effect: Effect) -> Status {
         RuntimeError::Cancelled { .. } => Code::Cancelled,
         // What was reported made exists: the state is recorded, with this code.
         RuntimeError::Unfinished { .. } => Code::Unknown,
-        RuntimeError::Trap { .. } | RuntimeError::Replay { .. } | RuntimeError::Cache(_) => Code::Internal,
+        RuntimeError::Trap { .. }
+        | RuntimeError::Replay { .. }
+        | RuntimeError::Cache(_)
+        | RuntimeError::BadAnswer(_) => Code::Internal,
         RuntimeError::Engine(_) => Code::Unavailable,
         RuntimeError::NotAComponent(_)
         | RuntimeError::WrongWorld(_)
