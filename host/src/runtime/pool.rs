@@ -525,7 +525,8 @@ pub struct Lease<'a> {
     /// A resource call's turn to run (a monitor call's permit is in its
     /// [`EngineWait`]).
     turn: Option<Turn>,
-    /// A resource call's place among the instances (see [`Pool::instances`]).
+    /// The call's place among the instances (see [`Pool::instances`], and
+    /// `monitor_instances` for a Construct or Call).
     _instance: OwnedSemaphorePermit,
 }
 
