@@ -40,18 +40,13 @@ pub(crate) mod native {
         pub(crate) static CANCELLED: Cell<bool> = const { Cell::new(false) };
         pub(crate) static PARTIAL: RefCell<Option<(String, PropertyMap)>> = const { RefCell::new(None) };
     }
-
-    /// The partial state reported on this thread since the last take.
-    pub(crate) fn take_partial() -> Option<(String, PropertyMap)> {
-        PARTIAL.take()
-    }
 }
 
-/// The partial state the last call on this thread reported, taken: for
-/// the host's native backend, which treats it as the host treats a
-/// component's.
+/// The partial state reported on this thread since the last take: for the
+/// host's native backend, which treats it as the host treats a
+/// component's, and [`crate::testing::Engine`], which does as the engine.
 #[cfg(not(target_arch = "wasm32"))]
 #[doc(hidden)]
 pub fn take_partial_state() -> Option<(String, PropertyMap)> {
-    native::take_partial()
+    native::PARTIAL.take()
 }

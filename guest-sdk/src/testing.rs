@@ -549,7 +549,7 @@ fn unfinished(failure: Failure, base: &State) -> Failure {
 fn take_partial() -> Option<(String, PropertyMap)> {
     #[cfg(not(target_arch = "wasm32"))]
     {
-        crate::context::native::take_partial()
+        crate::context::take_partial_state()
     }
     #[cfg(target_arch = "wasm32")]
     {

@@ -542,7 +542,7 @@ fn a_reported_partial_state_is_sealed_and_recorded() {
     // Sealed by the typed context itself, not only by the engine's mirroring of top-level secrets.
     let mut p = Typed::<Pkg>::default();
     assert!(create(&mut p, NOTE, inputs.clone(), false).is_err());
-    assert_eq!(crate::context::native::take_partial(), Some(("note".to_owned(), inputs.clone())));
+    assert_eq!(crate::context::take_partial_state(), Some(("note".to_owned(), inputs.clone())));
     engine.cancel(true);
     let Err(crate::testing::Failure::InitFailed(made)) = engine.create(NOTE, "m", inputs) else { panic!("recorded") };
     engine.cancel(false);
@@ -574,7 +574,7 @@ fn an_update_s_partial_state_keeps_the_old_state_s_secrets() {
         preview: false,
     };
     assert!(p.update(req).is_err());
-    let (id, reported) = crate::context::native::take_partial().expect("reported");
+    let (id, reported) = crate::context::take_partial_state().expect("reported");
     assert_eq!((id.as_str(), &reported["tags"]), ("id-a", &tags));
 }
 
