@@ -34,7 +34,7 @@ use clap::Parser;
 use pulumi_wasm_host::runtime::bindings::rp;
 use pulumi_wasm_host::runtime::{
     Backend, CallError, CallResult, LOG_CHANNEL, LogQueue, LogSeverity, PartialState, RuntimeError, SetupCall,
-    SetupLog, provider_message,
+    SetupLog, unfinished,
 };
 use pulumi_wasm_host::server::{EngineLink, ProviderService, ServeOptions, serve};
 use pulumi_wasm_sdk::Provider;
@@ -197,12 +197,8 @@ impl<P: Provider> NativeBackend<P> {
                 if makes && !matches!(error, pulumi_wasm_host::runtime::bindings::types::Error::InitFailed(_)) =>
             {
                 let value = convert::wire_map(properties);
-                let bytes =
-                    value.words.len() * 4 + value.text.len() + value.long.iter().map(String::len).sum::<usize>();
-                let mut message = provider_message(&error);
-                denials.iter().for_each(|d| message.push_str(&format!("; {d}")));
-                let partial = PartialState { id, properties: Some(value), bytes };
-                Err(CallError::Runtime(RuntimeError::Unfinished { message, partial: Some(partial) }))
+                let partial = PartialState { id, bytes: PartialState::bytes_of(&value), properties: Some(value) };
+                Err(unfinished(&error, &denials, partial))
             }
             (result, _) => result,
         }

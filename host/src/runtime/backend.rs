@@ -5,11 +5,11 @@
 
 use std::time::Duration;
 
-use super::RuntimeError;
 use super::bindings::{rp, types};
 use super::deferred::Deferred;
 use super::pool::{Lease, Pool};
 use super::setup::SetupCall;
+use super::{PartialState, RuntimeError};
 
 /// Why an export call has no result.
 #[derive(Debug)]
@@ -202,8 +202,17 @@ fn check_answer<T: 'static>(call: &SetupCall, answer: &T) -> Result<(), String> 
     }
 }
 
+/// The provider's `error`, after the call reported `partial` state: what it
+/// reported making exists (see [`RuntimeError::Unfinished`]). `denials` are
+/// added to its message, as to a provider error's.
+pub fn unfinished(error: &types::Error, denials: &[String], partial: PartialState) -> CallError {
+    let mut message = provider_message(error);
+    denials.iter().for_each(|d| message.push_str(&format!("; {d}")));
+    CallError::Runtime(RuntimeError::Unfinished { message, partial: Some(partial) })
+}
+
 /// What a provider's error says, for a message of the host's own.
-pub fn provider_message(error: &types::Error) -> String {
+fn provider_message(error: &types::Error) -> String {
     use types::Error as E;
     match error {
         E::Unimplemented(m)
@@ -254,11 +263,7 @@ fn settle<T: 'static>(
             };
             lease.finish(Ok(()))?;
             match partial {
-                Some(partial) => {
-                    let mut message = provider_message(&error);
-                    denials.iter().for_each(|d| message.push_str(&format!("; {d}")));
-                    Err(CallError::Runtime(RuntimeError::Unfinished { message, partial: Some(partial) }))
-                }
+                Some(partial) => Err(unfinished(&error, &denials, partial)),
                 None => Err(CallError::Provider { error, denials }),
             }
         }

@@ -20,7 +20,7 @@ mod state;
 mod ticker;
 mod turn;
 
-pub use backend::{Backend, CallError, CallResult, provider_message};
+pub use backend::{Backend, CallError, CallResult, unfinished};
 pub use cache::{ArtifactCache, KnownFile, SeenFile};
 pub use deferred::Deferred;
 pub use engine::{LoadedProvider, MAX_COMPONENT_BYTES, Runtime, RuntimeConfig};

@@ -127,6 +127,14 @@ pub struct PartialState {
     pub bytes: usize,
 }
 
+impl PartialState {
+    /// The size of `properties` in the guest's encoding: its words, its
+    /// short text and its long strings.
+    pub fn bytes_of(properties: &types::Value) -> usize {
+        properties.words.len() * 4 + properties.text.len() + properties.long.iter().map(String::len).sum::<usize>()
+    }
+}
+
 /// The largest partial state an instance keeps in the host. One twice as
 /// large as what can travel back to the engine (4 MiB) would be dropped
 /// there anyway; kept, it would be host memory outside the instance's
@@ -437,8 +445,7 @@ impl context::Host for HostState {
 
     fn report_partial_state(&mut self, id: String, properties: types::Value) -> wasmtime::Result<()> {
         // Validated when (if) it is used; only the latest report is kept.
-        let long: usize = properties.long.iter().map(String::len).sum();
-        let bytes = properties.words.len() * 4 + properties.text.len() + long;
+        let bytes = PartialState::bytes_of(&properties);
         let properties = (bytes <= MAX_PARTIAL_BYTES).then_some(properties);
         self.partial = Some(PartialState { id, properties, bytes });
         Ok(())
