@@ -178,6 +178,12 @@ pub fn clip(text: &str, max: usize) -> &str {
     &text[..text.floor_char_boundary(max)]
 }
 
+/// A stranger's name or version for a message: its first 256 bytes,
+/// escaped ([`escape`]).
+pub fn named(text: &str) -> Cow<'_, str> {
+    escape(clip(text, 256), &[])
+}
+
 /// `args` formatted to at most `max` bytes, the cut said: a guest's value
 /// `Debug`-formatted whole first would cost several times its size.
 pub fn bounded(args: std::fmt::Arguments<'_>, max: usize) -> String {

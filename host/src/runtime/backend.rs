@@ -178,11 +178,11 @@ fn check_answer<T: 'static>(call: &SetupCall, answer: &T) -> Result<(), String> 
         && made.name.starts_with(|c: char| c.is_ascii_alphabetic())
         && made.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
     if !named {
-        let name = crate::text::escape(crate::text::clip(&made.name, 256), &[]);
+        let name = crate::text::named(&made.name);
         return Err(format!("Parameterize answered with the package name {name:?}: not a package name"));
     }
     if let Err(e) = semver::Version::parse(&made.version) {
-        let version = crate::text::escape(crate::text::clip(&made.version, 256), &[]);
+        let version = crate::text::named(&made.version);
         return Err(format!(
             "Parameterize answered with the version {version:?} of package {}: not a semantic version ({e})",
             made.name
@@ -192,8 +192,8 @@ fn check_answer<T: 'static>(call: &SetupCall, answer: &T) -> Result<(), String> 
         rp::ParameterizeRequest::Value(v) if (v.name.as_str(), v.version.as_str()) != (&made.name, &made.version) => {
             Err(format!(
                 "Parameterize with the value of package {} {} answered package {} {}",
-                crate::text::escape(crate::text::clip(&v.name, 256), &[]),
-                crate::text::escape(crate::text::clip(&v.version, 256), &[]),
+                crate::text::named(&v.name),
+                crate::text::named(&v.version),
                 made.name,
                 made.version
             ))

@@ -271,9 +271,8 @@ impl Runtime {
             let info = pool.bounded(limit, guest.call_get_plugin_info(store)).await;
             lease.finish(info)?
         };
-        let version = semver::Version::parse(&info.version).map_err(|e| {
-            RuntimeError::BadPluginInfo(format!("version '{}': {e}", text::escape(text::clip(&info.version, 256), &[])))
-        })?;
+        let version = semver::Version::parse(&info.version)
+            .map_err(|e| RuntimeError::BadPluginInfo(format!("version '{}': {e}", text::named(&info.version))))?;
         validate_package_name(&info.name)?;
         let mut sandbox = Sandbox::new(&info.name, policy.for_provider(&info.name, &digest), &self.config)?;
         sandbox.note_needs(&needs);
@@ -381,11 +380,7 @@ fn validate_package_name(name: &str) -> Result<(), RuntimeError> {
         && name.len() <= 64
         && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
         && name.starts_with(|c: char| c.is_ascii_lowercase());
-    if ok {
-        Ok(())
-    } else {
-        Err(RuntimeError::BadPluginInfo(format!("package name '{}'", text::escape(text::clip(name, 256), &[]))))
-    }
+    if ok { Ok(()) } else { Err(RuntimeError::BadPluginInfo(format!("package name '{}'", text::named(name)))) }
 }
 
 fn build_engine(config: &RuntimeConfig) -> wasmtime::Result<Engine> {
